@@ -1,0 +1,84 @@
+package dialog
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// Message is one chat message of an OpenAI-compatible request, as the plugin
+// sent it. Content given as an array of parts is the concatenation of its
+// text parts.
+type Message struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+// ChatRequest is the part of a captured chat completion request body that
+// the later stages read: the model the plugin asked for and its messages.
+type ChatRequest struct {
+	Model    string    `json:"model"`
+	Messages []Message `json:"messages"`
+}
+
+// ParseChatRequest decodes a captured request body (Exchange.Request).
+func ParseChatRequest(body []byte) (ChatRequest, error) {
+	var in struct {
+		Model    string `json:"model"`
+		Messages []struct {
+			Role    string          `json:"role"`
+			Content json.RawMessage `json:"content"`
+		} `json:"messages"`
+	}
+	if err := json.Unmarshal(body, &in); err != nil {
+		return ChatRequest{}, fmt.Errorf("parse chat request: %w", err)
+	}
+	out := ChatRequest{Model: in.Model, Messages: make([]Message, 0, len(in.Messages))}
+	for i, m := range in.Messages {
+		text, err := contentText(m.Content)
+		if err != nil {
+			return ChatRequest{}, fmt.Errorf("parse chat request: message %d: %w", i, err)
+		}
+		out.Messages = append(out.Messages, Message{Role: m.Role, Content: text})
+	}
+	return out, nil
+}
+
+// LastUser is the content of the request's last user message, or "".
+func (r ChatRequest) LastUser() string {
+	for i := len(r.Messages) - 1; i >= 0; i-- {
+		if r.Messages[i].Role == "user" {
+			return r.Messages[i].Content
+		}
+	}
+	return ""
+}
+
+// contentText is a message content given as a string, null or an array of
+// {type, text} parts.
+func contentText(raw json.RawMessage) (string, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		return "", nil
+	}
+	if raw[0] == '"' {
+		var s string
+		err := json.Unmarshal(raw, &s)
+		return s, err
+	}
+	var parts []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	if err := json.Unmarshal(raw, &parts); err != nil {
+		return "", fmt.Errorf("content is neither a string nor an array of parts: %w", err)
+	}
+	var sb strings.Builder
+	for _, p := range parts {
+		if p.Type == "text" {
+			sb.WriteString(p.Text)
+		}
+	}
+	return sb.String(), nil
+}
