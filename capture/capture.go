@@ -1,0 +1,141 @@
+// Package capture is the OpenAI-compatible endpoint the editor's Q&A plugin
+// talks to while a simulator drives it. Every chat completion request is
+// recorded byte for byte as a dialog.Exchange, a Responder supplies the
+// answer, and the answer goes back to the plugin in the wire format it asked
+// for (SSE chunks for "stream": true, a chat.completion document otherwise),
+// so the dialogue continues in the editor with that answer in its history.
+//
+// Requests belong to a simulator session, named in the path or in the API key:
+//
+//	POST http://127.0.0.1:PORT/s/<session>/v1/chat/completions
+//	POST http://127.0.0.1:PORT/v1/chat/completions   Authorization: Bearer session-<session>
+//
+// so a plugin's base URL for a session is Server.BaseURL(session), and many
+// simulators share one endpoint. GET .../v1/models lists one model.
+//
+// A driver waits for the exchange its action caused with Next, which blocks
+// until the answer has been sent (or the request failed) and hands out each
+// exchange of a session once, in the order they completed. A Sink, when
+// given, sees every exchange first (a run folder appends them to a JSONL log).
+//
+// Requests without a session, or with a body that is not JSON, are answered
+// with an OpenAI-shaped 400 error; the latter are still recorded (with Error
+// set and the body kept as a JSON string) so a broken plugin shows in the log.
+// Responder failures are answered with 502, or with the upstream model's
+// status when the failure was an HTTP error from it, or 504 when the
+// responder ran out of time.
+package capture
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"time"
+
+	"dialogfarm/dialog"
+)
+
+// Message is one chat message of a captured request. Content given as an
+// array of parts is the concatenation of its text parts.
+type Message struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+// Request is a captured chat completion request, as a Responder sees it.
+type Request struct {
+	Session string
+	Seq     int
+	// Body is the request body exactly as the plugin sent it; it is also
+	// the recorded Exchange.Request, so a Responder must not modify it.
+	Body        json.RawMessage
+	Model       string
+	Messages    []Message
+	Stream      bool
+	Temperature *float32
+}
+
+// Answer is a Responder's reply to a Request.
+type Answer struct {
+	Text string
+	// Model is the model that wrote Text; the request's model if empty.
+	Model string
+	// Responder names who answered ("openai", "offline", "pool", ...).
+	Responder string
+	// Offline marks placeholder answers that are never training data.
+	Offline    bool
+	Candidates []dialog.Candidate
+	Verdicts   []dialog.Verdict
+}
+
+// Responder answers captured requests. It must honour ctx, which ends when
+// the plugin disconnects or the endpoint shuts down. On error it may still
+// fill Answer.Responder, Candidates and Verdicts, which are recorded.
+type Responder interface {
+	Respond(ctx context.Context, req Request) (Answer, error)
+}
+
+// ResponderFunc adapts a function to a Responder.
+type ResponderFunc func(ctx context.Context, req Request) (Answer, error)
+
+// Respond calls f.
+func (f ResponderFunc) Respond(ctx context.Context, req Request) (Answer, error) {
+	return f(ctx, req)
+}
+
+// Sink receives every completed exchange before Next hands it out. Calls
+// are serialized. An error is logged and returned by Next with the exchange.
+type Sink interface {
+	Record(ex dialog.Exchange) error
+}
+
+// ErrClosed is returned by Next once the endpoint is closed and the session
+// has no exchange left to hand out.
+var ErrClosed = errors.New("capture endpoint closed")
+
+// ErrBadSession is returned by CheckSession for an unusable session id.
+var ErrBadSession = errors.New("bad session id")
+
+var sessionPattern = regexp.MustCompile(`^[A-Za-z0-9._-]{1,128}$`)
+
+// CheckSession reports whether id can name a session: 1 to 128 ASCII
+// letters, digits, '.', '_' or '-', so it is safe in a URL path and a key.
+func CheckSession(id string) error {
+	if !sessionPattern.MatchString(id) {
+		return fmt.Errorf("session %q: %w (want 1-128 of A-Z a-z 0-9 . _ -)", id, ErrBadSession)
+	}
+	return nil
+}
+
+// SessionKeyPrefix starts an API key that names a session: "session-<id>".
+const SessionKeyPrefix = "session-"
+
+// Config tunes the endpoint.
+type Config struct {
+	// Port to listen on at 127.0.0.1; 0 picks a free one.
+	Port int
+	// ModelID is listed by GET /v1/models and named in answers when neither
+	// the responder nor the request names a model.
+	ModelID string
+	// MaxBodyBytes bounds a request body; larger ones get 413.
+	MaxBodyBytes int64
+	// ChunkRunes is about how many characters one streamed chunk carries;
+	// answers are cut at whitespace, so chunks hold whole words when they can.
+	ChunkRunes int
+	// RespondTimeout bounds one Responder call; 0 means no bound beyond the
+	// plugin's own connection.
+	RespondTimeout time.Duration
+}
+
+// DefaultConfig is a free port, 8 MiB bodies, chunks of about 24
+// characters and a 10 minute bound on answering.
+func DefaultConfig() Config {
+	return Config{
+		ModelID:        "dialogfarm-capture",
+		MaxBodyBytes:   8 << 20,
+		ChunkRunes:     24,
+		RespondTimeout: 10 * time.Minute,
+	}
+}

@@ -1,0 +1,120 @@
+package capture
+
+import (
+	"context"
+	"fmt"
+
+	"go.uber.org/zap"
+
+	"dialogfarm/dialog"
+)
+
+// session is the exchanges of one simulator session.
+type session struct {
+	seq   int         // the last Seq handed to a request
+	done  []completed // completed exchanges, in completion order
+	next  int         // index in done of the first one Next has not handed out
+	ready chan struct{}
+}
+
+type completed struct {
+	ex      dialog.Exchange
+	sinkErr error
+}
+
+// sessionLocked returns the session, creating it; h.mu must be held.
+func (h *Handler) sessionLocked(id string) *session {
+	s, ok := h.sessions[id]
+	if !ok {
+		s = &session{ready: make(chan struct{})}
+		h.sessions[id] = s
+	}
+	return s
+}
+
+// begin numbers a request of session id, from 1.
+func (h *Handler) begin(id string) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s := h.sessionLocked(id)
+	s.seq++
+	return s.seq
+}
+
+// finish hands a completed exchange to the sink, then to Next.
+// The sink lock is held throughout, so the sink and Next see a session's
+// exchanges in the same order.
+func (h *Handler) finish(ex dialog.Exchange) {
+	h.sinkMu.Lock()
+	defer h.sinkMu.Unlock()
+	var sinkErr error
+	if h.sink != nil {
+		if err := h.sink.Record(ex); err != nil {
+			sinkErr = fmt.Errorf("record exchange %d of session %s: %w", ex.Seq, ex.Session, err)
+			h.log.Error("sink failed", zap.String("session", ex.Session), zap.Int("seq", ex.Seq), zap.Error(err))
+		}
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s := h.sessionLocked(ex.Session)
+	s.done = append(s.done, completed{ex: ex, sinkErr: sinkErr})
+	close(s.ready)
+	s.ready = make(chan struct{})
+}
+
+// Next returns the session's next exchange that Next has not returned yet,
+// in the order exchanges completed, waiting until one completes: its answer
+// has been sent to the plugin, or its request failed (Exchange.Error says
+// how). It returns ctx's error when ctx ends first, and ErrClosed once the
+// handler is closed and nothing is left. If the sink failed to record the
+// exchange, Next returns the exchange together with that error.
+func (h *Handler) Next(ctx context.Context, sessionID string) (dialog.Exchange, error) {
+	for {
+		h.mu.Lock()
+		s := h.sessionLocked(sessionID)
+		if s.next < len(s.done) {
+			c := s.done[s.next]
+			s.next++
+			h.mu.Unlock()
+			return c.ex, c.sinkErr
+		}
+		ready := s.ready
+		h.mu.Unlock()
+
+		select {
+		case <-ready:
+		case <-ctx.Done():
+			return dialog.Exchange{}, fmt.Errorf("wait for the next exchange of session %s: %w", sessionID, ctx.Err())
+		case <-h.closed:
+			return dialog.Exchange{}, fmt.Errorf("wait for the next exchange of session %s: %w", sessionID, ErrClosed)
+		}
+	}
+}
+
+// Exchanges returns a copy of the session's completed exchanges, in the order
+// they completed, whether Next handed them out or not.
+func (h *Handler) Exchanges(sessionID string) []dialog.Exchange {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s, ok := h.sessions[sessionID]
+	if !ok {
+		return nil
+	}
+	out := make([]dialog.Exchange, len(s.done))
+	for i, c := range s.done {
+		out[i] = c.ex
+	}
+	return out
+}
+
+// Forget drops what the handler holds for a session, so a long run does not
+// keep every exchange in memory. A later request of the same session starts
+// again at Seq 1; a Next waiting on it keeps waiting for that.
+func (h *Handler) Forget(sessionID string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if s, ok := h.sessions[sessionID]; ok {
+		close(s.ready) // waiters look again and find the fresh session
+		delete(h.sessions, sessionID)
+	}
+}

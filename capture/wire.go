@@ -1,0 +1,319 @@
+package capture
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
+
+// wireRequest is the part of a chat completion request the endpoint reads.
+type wireRequest struct {
+	Model         string        `json:"model"`
+	Messages      []wireMessage `json:"messages"`
+	Stream        bool          `json:"stream"`
+	Temperature   *float32      `json:"temperature"`
+	StreamOptions *struct {
+		IncludeUsage bool `json:"include_usage"`
+	} `json:"stream_options"`
+}
+
+type wireMessage struct {
+	Role    string      `json:"role"`
+	Content wireContent `json:"content"`
+}
+
+// wireContent is a message content: a string, null, or an array of parts.
+type wireContent struct{ text string }
+
+func (c *wireContent) UnmarshalJSON(b []byte) error {
+	if bytes.Equal(b, []byte("null")) {
+		return nil
+	}
+	if len(b) > 0 && b[0] == '"' {
+		return json.Unmarshal(b, &c.text)
+	}
+	var parts []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	if err := json.Unmarshal(b, &parts); err != nil {
+		return fmt.Errorf("content is neither a string nor an array of parts: %w", err)
+	}
+	var buf bytes.Buffer
+	for _, p := range parts {
+		if p.Type == "text" {
+			buf.WriteString(p.Text)
+		}
+	}
+	c.text = buf.String()
+	return nil
+}
+
+// errNotJSON marks a body that is not JSON at all.
+var errNotJSON = errors.New("request body is not valid JSON")
+
+// parseRequest reads the fields a Responder needs from a request body.
+func parseRequest(body []byte) (req Request, includeUsage bool, err error) {
+	if !json.Valid(body) {
+		return Request{}, false, errNotJSON
+	}
+	var in wireRequest
+	if err := json.Unmarshal(body, &in); err != nil {
+		return Request{}, false, fmt.Errorf("parse chat completion request: %w", err)
+	}
+	if len(in.Messages) == 0 {
+		return Request{}, false, errors.New("parse chat completion request: messages must be a non-empty array")
+	}
+	req = Request{
+		Body:        json.RawMessage(body),
+		Model:       in.Model,
+		Stream:      in.Stream,
+		Temperature: in.Temperature,
+		Messages:    make([]Message, 0, len(in.Messages)),
+	}
+	for _, m := range in.Messages {
+		req.Messages = append(req.Messages, Message{Role: m.Role, Content: m.Content.text})
+	}
+	return req, in.StreamOptions != nil && in.StreamOptions.IncludeUsage, nil
+}
+
+// reply is what goes back to the plugin for one answered request.
+type reply struct {
+	id      string
+	created int64
+	model   string
+	text    string
+	usage   usage
+}
+
+type usage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+	TotalTokens      int `json:"total_tokens"`
+}
+
+// estimateUsage guesses token counts at four bytes a token; the endpoint
+// reports usage only because some plugins display it.
+func estimateUsage(body []byte, text string) usage {
+	u := usage{PromptTokens: (len(body) + 3) / 4, CompletionTokens: (len(text) + 3) / 4}
+	u.TotalTokens = u.PromptTokens + u.CompletionTokens
+	return u
+}
+
+type completion struct {
+	ID      string             `json:"id"`
+	Object  string             `json:"object"`
+	Created int64              `json:"created"`
+	Model   string             `json:"model"`
+	Choices []completionChoice `json:"choices"`
+	Usage   usage              `json:"usage"`
+}
+
+type completionChoice struct {
+	Index        int        `json:"index"`
+	Message      outMessage `json:"message"`
+	FinishReason string     `json:"finish_reason"`
+}
+
+type outMessage struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+func writeCompletion(w http.ResponseWriter, rp reply) error {
+	body := marshal(completion{
+		ID: rp.id, Object: "chat.completion", Created: rp.created, Model: rp.model,
+		Choices: []completionChoice{{
+			Message:      outMessage{Role: "assistant", Content: rp.text},
+			FinishReason: "stop",
+		}},
+		Usage: rp.usage,
+	})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	if _, err := w.Write(body); err != nil {
+		return fmt.Errorf("write chat completion: %w", err)
+	}
+	return nil
+}
+
+type chunk struct {
+	ID      string        `json:"id"`
+	Object  string        `json:"object"`
+	Created int64         `json:"created"`
+	Model   string        `json:"model"`
+	Choices []chunkChoice `json:"choices"`
+	Usage   *usage        `json:"usage,omitempty"`
+}
+
+type chunkChoice struct {
+	Index        int     `json:"index"`
+	Delta        delta   `json:"delta"`
+	FinishReason *string `json:"finish_reason"`
+}
+
+type delta struct {
+	Role    string  `json:"role,omitempty"`
+	Content *string `json:"content,omitempty"`
+}
+
+// writeStream sends the answer as SSE chunk frames, flushing each: the role,
+// the text in pieces of about chunkRunes characters, the finish reason "stop",
+// the usage when asked for, then "data: [DONE]".
+func writeStream(r *http.Request, w http.ResponseWriter, rp reply, chunkRunes int, includeUsage bool) error {
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("Connection", "keep-alive")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	rc := http.NewResponseController(w)
+
+	base := chunk{ID: rp.id, Object: "chat.completion.chunk", Created: rp.created, Model: rp.model}
+	with := func(c chunkChoice) chunk { b := base; b.Choices = []chunkChoice{c}; return b }
+	empty, stop := "", "stop"
+	frames := [][]byte{marshal(with(chunkChoice{Delta: delta{Role: "assistant", Content: &empty}}))}
+	for _, piece := range splitChunks(rp.text, chunkRunes) {
+		frames = append(frames, marshal(with(chunkChoice{Delta: delta{Content: &piece}})))
+	}
+	frames = append(frames, marshal(with(chunkChoice{FinishReason: &stop})))
+	if includeUsage {
+		last := base
+		last.Choices = []chunkChoice{}
+		last.Usage = &rp.usage
+		frames = append(frames, marshal(last))
+	}
+	frames = append(frames, []byte("[DONE]"))
+	for i, f := range frames {
+		if err := r.Context().Err(); err != nil {
+			return fmt.Errorf("stream answer: plugin went away after %d of %d frames: %w", i, len(frames), err)
+		}
+		if _, err := fmt.Fprintf(w, "data: %s\n\n", f); err != nil {
+			return fmt.Errorf("stream answer frame %d: %w", i+1, err)
+		}
+		if err := rc.Flush(); err != nil {
+			return fmt.Errorf("flush answer frame %d: %w", i+1, err)
+		}
+	}
+	return nil
+}
+
+// splitChunks cuts text into pieces of about n characters that concatenate
+// to text: words (with the whitespace after them) are packed together up to
+// n characters, and a word longer than n is cut every n characters.
+func splitChunks(text string, n int) []string {
+	if n <= 0 {
+		n = 1
+	}
+	var out []string
+	start, end, runes := 0, 0, 0 // the current chunk is text[start:end], runes long
+	for _, w := range words(text) {
+		wr := utf8.RuneCountInString(w)
+		if runes > 0 && runes+wr > n {
+			out = append(out, text[start:end])
+			start, runes = end, 0
+		}
+		for wr > n { // the chunk is empty here: cut the long word
+			cut := chunkLen(w, n)
+			out = append(out, w[:cut])
+			w, wr = w[cut:], wr-n
+			end += cut
+			start = end
+		}
+		end += len(w)
+		runes += wr
+	}
+	if start < end {
+		out = append(out, text[start:end])
+	}
+	return out
+}
+
+// chunkLen is the byte length of the first n runes of s.
+func chunkLen(s string, n int) int {
+	i := 0
+	for range n {
+		_, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+	}
+	return i
+}
+
+// words cuts text after each run of whitespace; the pieces concatenate to text.
+func words(text string) []string {
+	var out []string
+	start, inSpace := 0, false
+	for i, r := range text {
+		space := unicode.IsSpace(r)
+		if inSpace && !space {
+			out = append(out, text[start:i])
+			start = i
+		}
+		inSpace = space
+	}
+	if start < len(text) {
+		out = append(out, text[start:])
+	}
+	return out
+}
+
+// Error types in OpenAI-shaped error bodies.
+const (
+	errTypeInvalidRequest = "invalid_request_error"
+	errTypeUpstream       = "upstream_error"
+	errTypeServer         = "server_error"
+)
+
+type errorBody struct {
+	Error struct {
+		Message string  `json:"message"`
+		Type    string  `json:"type"`
+		Param   *string `json:"param"`
+		Code    *string `json:"code"`
+	} `json:"error"`
+}
+
+// writeError answers an OpenAI-shaped error document.
+func writeError(w http.ResponseWriter, status int, errType, code, msg string) {
+	var e errorBody
+	e.Error.Message, e.Error.Type = msg, errType
+	if code != "" {
+		e.Error.Code = &code
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(marshal(e))
+}
+
+// marshal encodes the package's own wire types as compact JSON without HTML
+// escaping, as the real API writes them; they always encode.
+func marshal(v any) []byte {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		panic(fmt.Sprintf("capture: encode %T: %v", v, err))
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+}
+
+// quoteBody keeps a body that is not JSON as a JSON string, so the exchange
+// still encodes.
+func quoteBody(body []byte) json.RawMessage {
+	return marshal(string(body))
+}
+
+func newReply(session string, seq int, received time.Time, model, text string, body []byte) reply {
+	return reply{
+		id:      fmt.Sprintf("chatcmpl-%s-%d", session, seq),
+		created: received.Unix(),
+		model:   model,
+		text:    text,
+		usage:   estimateUsage(body, text),
+	}
+}

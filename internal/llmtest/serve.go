@@ -1,0 +1,365 @@
+package llmtest
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+	"unicode"
+)
+
+// chatRequest is the part of a chat completion request the fake reads.
+type chatRequest struct {
+	Model         string        `json:"model"`
+	Messages      []wireMessage `json:"messages"`
+	Stream        bool          `json:"stream"`
+	StreamOptions *struct {
+		IncludeUsage bool `json:"include_usage"`
+	} `json:"stream_options"`
+}
+
+func (c chatRequest) messages() []Message {
+	out := make([]Message, 0, len(c.Messages))
+	for _, m := range c.Messages {
+		out = append(out, Message{Role: m.Role, Content: m.Content.text})
+	}
+	return out
+}
+
+func (c chatRequest) includeUsage() bool {
+	return c.StreamOptions != nil && c.StreamOptions.IncludeUsage
+}
+
+type wireMessage struct {
+	Role    string      `json:"role"`
+	Content wireContent `json:"content"`
+}
+
+// wireContent is a message content: a string, null, or an array of parts.
+type wireContent struct{ text string }
+
+func (c *wireContent) UnmarshalJSON(b []byte) error {
+	if bytes.Equal(b, []byte("null")) {
+		return nil
+	}
+	if len(b) > 0 && b[0] == '"' {
+		return json.Unmarshal(b, &c.text)
+	}
+	var parts []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	if err := json.Unmarshal(b, &parts); err != nil {
+		return fmt.Errorf("content is neither a string nor an array of parts: %w", err)
+	}
+	var sb strings.Builder
+	for _, p := range parts {
+		if p.Type == "text" {
+			sb.WriteString(p.Text)
+		}
+	}
+	c.text = sb.String()
+	return nil
+}
+
+func (s *Server) serveChat(w http.ResponseWriter, r *http.Request) {
+	s.active.Add(1)
+	defer s.active.Add(-1)
+
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("read request body: %v", err))
+		return
+	}
+	var in chatRequest
+	parseErr := json.Unmarshal(body, &in)
+	req := s.record(r, body, in)
+	if parseErr != nil {
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("parse request body: %v", parseErr))
+		return
+	}
+
+	rep := s.handler(req)
+	if rep.Delay > 0 && !s.wait(r, rep.Delay) {
+		return
+	}
+	if rep.DropAfterChunks < 0 {
+		panic(http.ErrAbortHandler)
+	}
+	if rep.RetryAfter != "" {
+		w.Header().Set("Retry-After", rep.RetryAfter)
+	}
+	status := rep.Status
+	if status == 0 {
+		status = http.StatusOK
+	}
+	model := in.Model
+	if model == "" {
+		model = DefaultModel
+	}
+	switch {
+	case rep.Raw != "":
+		contentType := "application/json"
+		if in.Stream && status < http.StatusBadRequest {
+			contentType = "text/event-stream"
+		}
+		w.Header().Set("Content-Type", contentType)
+		w.WriteHeader(status)
+		_, _ = io.WriteString(w, rep.Raw)
+	case status >= http.StatusBadRequest:
+		msg := rep.Text
+		if msg == "" {
+			msg = http.StatusText(status)
+		}
+		writeError(w, status, msg)
+	case in.Stream:
+		usage := usageFor(req, rep)
+		if !in.includeUsage() {
+			usage = nil
+		}
+		s.stream(w, r, req.Seq, model, rep, usage)
+	default:
+		writeCompletion(w, status, req.Seq, model, rep, *usageFor(req, rep))
+	}
+}
+
+// wait holds the reply back for d; false if the client or the server gave up
+// first.
+func (s *Server) wait(r *http.Request, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-r.Context().Done():
+		return false
+	case <-s.done:
+		return false
+	}
+}
+
+type usage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+	TotalTokens      int `json:"total_tokens"`
+}
+
+func usageFor(req Request, rep Reply) *usage {
+	u := usage{PromptTokens: rep.PromptTokens, CompletionTokens: rep.CompletionTokens}
+	if u.PromptTokens == 0 {
+		for _, m := range req.Messages {
+			u.PromptTokens += len(strings.Fields(m.Content))
+		}
+	}
+	if u.CompletionTokens == 0 {
+		u.CompletionTokens = len(strings.Fields(rep.Text))
+	}
+	u.TotalTokens = u.PromptTokens + u.CompletionTokens
+	return &u
+}
+
+type completion struct {
+	ID      string             `json:"id"`
+	Object  string             `json:"object"`
+	Created int64              `json:"created"`
+	Model   string             `json:"model"`
+	Choices []completionChoice `json:"choices"`
+	Usage   usage              `json:"usage"`
+}
+
+type completionChoice struct {
+	Index        int        `json:"index"`
+	Message      messageOut `json:"message"`
+	FinishReason string     `json:"finish_reason"`
+}
+
+type messageOut struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+func writeCompletion(w http.ResponseWriter, status, seq int, model string, rep Reply, u usage) {
+	body := marshal(completion{
+		ID:      completionID(seq),
+		Object:  "chat.completion",
+		Created: time.Now().Unix(),
+		Model:   model,
+		Choices: []completionChoice{{
+			Message:      messageOut{Role: "assistant", Content: rep.Text},
+			FinishReason: "stop",
+		}},
+		Usage: u,
+	})
+	w.Header().Set("Content-Type", "application/json")
+	if rep.DropAfterChunks > 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(len(body)))
+		w.WriteHeader(status)
+		_, _ = w.Write(body[:len(body)/2])
+		_ = http.NewResponseController(w).Flush()
+		panic(http.ErrAbortHandler)
+	}
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
+type chunk struct {
+	ID      string        `json:"id"`
+	Object  string        `json:"object"`
+	Created int64         `json:"created"`
+	Model   string        `json:"model"`
+	Choices []chunkChoice `json:"choices"`
+	Usage   *usage        `json:"usage,omitempty"`
+}
+
+type chunkChoice struct {
+	Index        int     `json:"index"`
+	Delta        delta   `json:"delta"`
+	FinishReason *string `json:"finish_reason"`
+}
+
+type delta struct {
+	Role    string  `json:"role,omitempty"`
+	Content *string `json:"content,omitempty"`
+}
+
+// stream writes the reply as SSE chunk frames: the role, one frame per piece
+// of text, the finish reason, the usage if asked for, then [DONE].
+func (s *Server) stream(w http.ResponseWriter, r *http.Request, seq int, model string, rep Reply, u *usage) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.Header().Set("Connection", "keep-alive")
+	w.WriteHeader(http.StatusOK)
+	rc := http.NewResponseController(w)
+
+	base := chunk{ID: completionID(seq), Object: "chat.completion.chunk", Created: time.Now().Unix(), Model: model}
+	empty, stop := "", "stop"
+	frames := []chunk{withChoice(base, chunkChoice{Delta: delta{Role: "assistant", Content: &empty}})}
+	for _, piece := range Split(rep.Text) {
+		frames = append(frames, withChoice(base, chunkChoice{Delta: delta{Content: &piece}}))
+	}
+	frames = append(frames, withChoice(base, chunkChoice{FinishReason: &stop}))
+	if u != nil {
+		last := base
+		last.Choices = []chunkChoice{}
+		last.Usage = u
+		frames = append(frames, last)
+	}
+	for i, f := range frames {
+		if r.Context().Err() != nil {
+			return
+		}
+		if rep.DropAfterChunks > 0 && i == rep.DropAfterChunks {
+			panic(http.ErrAbortHandler)
+		}
+		if err := writeFrame(w, rc, marshal(f)); err != nil {
+			return
+		}
+	}
+	if rep.DropAfterChunks > 0 {
+		panic(http.ErrAbortHandler)
+	}
+	_ = writeFrame(w, rc, []byte("[DONE]"))
+}
+
+func withChoice(c chunk, choice chunkChoice) chunk {
+	c.Choices = []chunkChoice{choice}
+	return c
+}
+
+func writeFrame(w io.Writer, rc *http.ResponseController, data []byte) error {
+	if _, err := fmt.Fprintf(w, "data: %s\n\n", data); err != nil {
+		return err
+	}
+	return rc.Flush()
+}
+
+// Split cuts text into the pieces a stream sends, one word with the
+// whitespace after it per piece; the pieces concatenate to text.
+func Split(text string) []string {
+	var pieces []string
+	start, inSpace := 0, false
+	for i, r := range text {
+		space := unicode.IsSpace(r)
+		if inSpace && !space {
+			pieces = append(pieces, text[start:i])
+			start = i
+		}
+		inSpace = space
+	}
+	if start < len(text) {
+		pieces = append(pieces, text[start:])
+	}
+	return pieces
+}
+
+func completionID(seq int) string { return fmt.Sprintf("chatcmpl-llmtest-%d", seq) }
+
+// errorBody is the OpenAI error document.
+type errorBody struct {
+	Error struct {
+		Message string  `json:"message"`
+		Type    string  `json:"type"`
+		Param   *string `json:"param"`
+		Code    *string `json:"code"`
+	} `json:"error"`
+}
+
+func writeError(w http.ResponseWriter, status int, msg string) {
+	var e errorBody
+	e.Error.Message = msg
+	e.Error.Type, e.Error.Code = errorKind(status)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(marshal(e))
+}
+
+// errorKind is the error type and code the real API uses for a status.
+func errorKind(status int) (string, *string) {
+	code := func(s string) *string { return &s }
+	switch {
+	case status == http.StatusUnauthorized:
+		return "invalid_request_error", code("invalid_api_key")
+	case status == http.StatusNotFound:
+		return "invalid_request_error", code("not_found")
+	case status == http.StatusTooManyRequests:
+		return "requests", code("rate_limit_exceeded")
+	case status >= http.StatusInternalServerError:
+		return "server_error", nil
+	default:
+		return "invalid_request_error", nil
+	}
+}
+
+func serveModels(w http.ResponseWriter, _ *http.Request) {
+	type model struct {
+		ID      string `json:"id"`
+		Object  string `json:"object"`
+		Created int64  `json:"created"`
+		OwnedBy string `json:"owned_by"`
+	}
+	list := struct {
+		Object string  `json:"object"`
+		Data   []model `json:"data"`
+	}{Object: "list", Data: []model{{ID: DefaultModel, Object: "model", Created: 1700000000, OwnedBy: "llmtest"}}}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(marshal(list))
+}
+
+func serveNotFound(w http.ResponseWriter, r *http.Request) {
+	writeError(w, http.StatusNotFound, fmt.Sprintf("no route for %s %s", r.Method, r.URL.Path))
+}
+
+// marshal encodes v as compact JSON without HTML escaping, as the real API
+// writes it. The values are the package's own types, which always encode.
+func marshal(v any) []byte {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		panic("llmtest: encode " + fmt.Sprintf("%T", v) + ": " + err.Error())
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+}
