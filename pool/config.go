@@ -1,0 +1,204 @@
+package pool
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// Secret is an API key. It prints, formats and encodes as "[redacted]", so
+// a config logged or written by mistake does not leak it.
+type Secret string
+
+const redacted = "[redacted]"
+
+// String is "[redacted]" (or "" for no key).
+func (s Secret) String() string {
+	if s == "" {
+		return ""
+	}
+	return redacted
+}
+
+// GoString is String, for %#v.
+func (s Secret) GoString() string { return s.String() }
+
+// MarshalText encodes the redaction, never the key.
+func (s Secret) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// MemberConfig is one pool member: an OpenAI-compatible endpoint and model.
+type MemberConfig struct {
+	// Name identifies the member in candidates, logs and the cache key.
+	Name string `yaml:"name" json:"name"`
+	// BaseURL is the API root ending in /v1, e.g. https://api.openai.com/v1
+	// or http://127.0.0.1:8000/v1 for a local vLLM server.
+	BaseURL string `yaml:"base_url" json:"base_url"`
+	Model   string `yaml:"model" json:"model"`
+	// APIKeyEnv names the environment variable holding the key; "" sends
+	// no key (local servers). The key itself is never in a config file.
+	APIKeyEnv string `yaml:"api_key_env" json:"api_key_env,omitempty"`
+	// APIKey is filled by ResolveKeys from APIKeyEnv; never written.
+	APIKey Secret `yaml:"-" json:"-"`
+	// Temperature replaces the captured request's temperature; nil keeps
+	// the request's.
+	Temperature *float32 `yaml:"temperature" json:"temperature,omitempty"`
+	// MaxTokens bounds the answer; 0 leaves it to the server.
+	MaxTokens int `yaml:"max_tokens" json:"max_tokens,omitempty"`
+	// MaxConcurrency bounds this member's calls in flight across all turns.
+	MaxConcurrency int `yaml:"max_concurrency" json:"max_concurrency"`
+	// Timeout bounds one attempt; a timed-out attempt is retried.
+	Timeout time.Duration `yaml:"timeout" json:"timeout"`
+	// RPM, when > 0, spaces this member's calls at least 60s/RPM apart.
+	RPM int `yaml:"rpm" json:"rpm,omitempty"`
+	// InputPrice and OutputPrice are USD per million prompt and completion
+	// tokens, for the estimated cost of each candidate.
+	InputPrice  float64 `yaml:"input_price" json:"input_price,omitempty"`
+	OutputPrice float64 `yaml:"output_price" json:"output_price,omitempty"`
+	// Stream asks for an SSE stream (with usage in the last chunk) rather
+	// than one JSON document; a stream cut before its end is retried.
+	Stream bool `yaml:"stream" json:"stream"`
+}
+
+// DefaultMemberConfig is what a member gets for the fields a config leaves
+// out: 4 calls in flight, 2 minute attempts, streaming.
+func DefaultMemberConfig() MemberConfig {
+	return MemberConfig{MaxConcurrency: 4, Timeout: 2 * time.Minute, Stream: true}
+}
+
+// RetryConfig is the retry policy for transient failures: 429 (honouring
+// Retry-After), 408, 409, 425, 5xx, timeouts, refused or reset connections
+// and streams cut before their end.
+type RetryConfig struct {
+	// MaxAttempts counts the first call; 1 means no retry.
+	MaxAttempts int `yaml:"max_attempts" json:"max_attempts"`
+	// BaseDelay is the first backoff; it doubles each retry up to MaxDelay,
+	// and each wait is drawn uniformly from [delay/2, delay] (jitter).
+	BaseDelay time.Duration `yaml:"base_delay" json:"base_delay"`
+	MaxDelay  time.Duration `yaml:"max_delay" json:"max_delay"`
+	// MaxRetryAfter caps how long a server's Retry-After is honoured; a
+	// longer one fails the attempt at once.
+	MaxRetryAfter time.Duration `yaml:"max_retry_after" json:"max_retry_after"`
+}
+
+// DefaultRetryConfig: 4 attempts, backoff from 1s to 30s, Retry-After
+// honoured up to 2 minutes.
+func DefaultRetryConfig() RetryConfig {
+	return RetryConfig{MaxAttempts: 4, BaseDelay: time.Second, MaxDelay: 30 * time.Second, MaxRetryAfter: 2 * time.Minute}
+}
+
+// Config is the candidate pool.
+type Config struct {
+	Members []MemberConfig `yaml:"members" json:"members"`
+	Retry   RetryConfig    `yaml:"retry" json:"retry"`
+	// Concurrency bounds the members asked at once for one request; 0
+	// asks all of them at once.
+	Concurrency int `yaml:"concurrency" json:"concurrency"`
+	// CacheDir holds the response cache; "" turns it off. The CLI resolves
+	// a relative path against the run folder.
+	CacheDir string `yaml:"cache_dir" json:"cache_dir"`
+	// FailingAfter is how many requests in a row a member must fail before
+	// it is reported as failing (an error log, and Stats.Failing).
+	FailingAfter int `yaml:"failing_after" json:"failing_after"`
+}
+
+// DefaultConfig is a pool with no members yet, the default retry policy, a
+// cache in "cache" (under the run folder) and failing members reported
+// after 3 failed requests in a row.
+func DefaultConfig() Config {
+	return Config{Retry: DefaultRetryConfig(), CacheDir: "cache", FailingAfter: 3}
+}
+
+// ErrConfig marks an invalid pool configuration.
+var ErrConfig = errors.New("invalid pool config")
+
+// Validate checks the config; every problem is reported.
+func (c Config) Validate() error {
+	var errs []error
+	if len(c.Members) == 0 {
+		errs = append(errs, errors.New("no members"))
+	}
+	seen := map[string]bool{}
+	for i, m := range c.Members {
+		if err := m.Validate(); err != nil {
+			errs = append(errs, fmt.Errorf("member %d: %w", i, err))
+		}
+		if seen[m.Name] {
+			errs = append(errs, fmt.Errorf("member %d: name %q used twice", i, m.Name))
+		}
+		seen[m.Name] = true
+	}
+	if c.Retry.MaxAttempts < 1 {
+		errs = append(errs, fmt.Errorf("retry.max_attempts is %d, need at least 1", c.Retry.MaxAttempts))
+	}
+	if c.Retry.BaseDelay < 0 || c.Retry.MaxDelay < c.Retry.BaseDelay {
+		errs = append(errs, fmt.Errorf("retry delays: base %v, max %v: need 0 <= base <= max", c.Retry.BaseDelay, c.Retry.MaxDelay))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	return nil
+}
+
+// Validate checks one member's config.
+func (m MemberConfig) Validate() error {
+	var errs []error
+	if m.Name == "" {
+		errs = append(errs, errors.New("no name"))
+	}
+	if m.Model == "" {
+		errs = append(errs, errors.New("no model"))
+	}
+	if u, err := url.Parse(m.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		errs = append(errs, fmt.Errorf("base_url %q is not an http(s) URL", redactURL(m.BaseURL)))
+	}
+	if m.MaxConcurrency < 1 {
+		errs = append(errs, fmt.Errorf("max_concurrency is %d, need at least 1", m.MaxConcurrency))
+	}
+	if m.Timeout <= 0 {
+		errs = append(errs, fmt.Errorf("timeout is %v, need more than 0", m.Timeout))
+	}
+	if m.RPM < 0 || m.InputPrice < 0 || m.OutputPrice < 0 {
+		errs = append(errs, errors.New("rpm and prices cannot be negative"))
+	}
+	if m.Name != "" && len(errs) > 0 {
+		return fmt.Errorf("%s: %w", m.Name, errors.Join(errs...))
+	}
+	return errors.Join(errs...)
+}
+
+// ResolveKeys fills each member's APIKey from the variable its APIKeyEnv
+// names, using lookup (os.LookupEnv in the CLI). A named variable that is
+// unset or empty is an error naming the variable, never a key.
+func (c *Config) ResolveKeys(lookup func(string) (string, bool)) error {
+	var errs []error
+	for i := range c.Members {
+		if err := c.Members[i].ResolveKey(lookup); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// ResolveKey fills APIKey from the variable APIKeyEnv names.
+func (m *MemberConfig) ResolveKey(lookup func(string) (string, bool)) error {
+	if m.APIKeyEnv == "" {
+		return nil
+	}
+	v, ok := lookup(m.APIKeyEnv)
+	if !ok || strings.TrimSpace(v) == "" {
+		return fmt.Errorf("member %s: environment variable %s (api_key_env) is unset or empty", m.Name, m.APIKeyEnv)
+	}
+	m.APIKey = Secret(strings.TrimSpace(v))
+	return nil
+}
+
+// redactURL drops credentials from a URL for logs and errors.
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparseable URL)"
+	}
+	return u.Redacted()
+}

@@ -1,0 +1,146 @@
+package sft
+
+import (
+	"slices"
+
+	"dialogfarm/dialog"
+)
+
+// Reasons a dialogue contributes no record, as counted in Summary.Skipped.
+const (
+	SkipSuperseded = "superseded"      // a later line has the same config id
+	SkipFailed     = "failed"          // the driver did not complete it
+	SkipOffline    = "offline"         // answered by the offline stand-in
+	SkipNoTurns    = "no_turns"        // it recorded no turn
+	SkipError      = "turn_error"      // its first turn's exchange failed
+	SkipBelowMin   = "below_min_score" // its first turn scored below the minimum
+	SkipBadRequest = "bad_request"     // its first turn's captured request is unreadable
+	SkipHistory    = "foreign_history" // its first request already carries a conversation
+)
+
+// TurnMeta describes one kept turn's chosen answer.
+type TurnMeta struct {
+	Score      float64            `json:"score"`
+	Model      string             `json:"model"`
+	Member     string             `json:"member,omitempty"`
+	RulesOnly  bool               `json:"rules_only,omitempty"`
+	Deductions []dialog.Deduction `json:"deductions"`
+}
+
+// Metadata describes one record.
+type Metadata struct {
+	ID         string     `json:"id"`
+	ConfigID   string     `json:"config_id"`
+	Intent     string     `json:"intent,omitempty"`
+	Language   string     `json:"language,omitempty"`
+	Locale     string     `json:"locale,omitempty"`
+	Difficulty string     `json:"difficulty,omitempty"`
+	Offline    bool       `json:"offline,omitempty"`
+	Turns      []TurnMeta `json:"turns"`
+}
+
+// sample is what one dialogue contributes: the conversation and its
+// metadata.
+type sample struct {
+	messages []dialog.Message
+	meta     Metadata
+	cut      bool // the history check ended it early
+}
+
+// selectTurns works out a dialogue's sample, or why it has none.
+func selectTurns(d dialog.Dialogue, opt Options) (sample, string) {
+	offline := d.Offline
+	for _, t := range d.Turns {
+		offline = offline || t.Offline
+	}
+	switch {
+	case d.Status != dialog.StatusOK:
+		return sample{}, SkipFailed
+	case offline && !opt.AllowOffline:
+		return sample{}, SkipOffline
+	case len(d.Turns) == 0:
+		return sample{}, SkipNoTurns
+	}
+	s := sample{meta: Metadata{
+		ID: d.ConfigID, ConfigID: d.ConfigID, Intent: d.Config.Intent, Language: d.Config.Language,
+		Locale: d.Config.Locale, Difficulty: d.Config.Difficulty, Offline: offline,
+	}}
+	var history []dialog.Message // user and assistant messages of the kept turns
+	var last dialog.ChatRequest
+	for i, t := range d.Turns {
+		reason := ""
+		req, err := dialog.ParseChatRequest(t.Request)
+		tm := chosen(t.Exchange)
+		switch {
+		case t.Error != "":
+			reason = SkipError
+		case err != nil:
+			reason = SkipBadRequest
+		case tm.Score < opt.MinScore:
+			reason = SkipBelowMin
+		case !continues(req, history):
+			s.cut = true
+		}
+		if s.cut && i == 0 {
+			return sample{}, SkipHistory
+		}
+		if reason != "" && i == 0 {
+			return sample{}, reason
+		}
+		if reason != "" || s.cut {
+			break
+		}
+		last = req
+		history = append(conversation(req.Messages), dialog.Message{Role: "assistant", Content: t.Answer})
+		s.meta.Turns = append(s.meta.Turns, tm)
+	}
+	s.messages = append(slices.Clone(last.Messages), dialog.Message{Role: "assistant", Content: d.Turns[len(s.meta.Turns)-1].Answer})
+	return s, ""
+}
+
+// conversation is msgs without system (and other non-chat) messages.
+func conversation(msgs []dialog.Message) []dialog.Message {
+	var out []dialog.Message
+	for _, m := range msgs {
+		if m.Role == "user" || m.Role == "assistant" {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// continues reports whether req's conversation is history followed by one
+// user message: the plugin replayed exactly the kept turns.
+func continues(req dialog.ChatRequest, history []dialog.Message) bool {
+	conv := conversation(req.Messages)
+	return len(conv) == len(history)+1 && conv[len(conv)-1].Role == "user" && slices.Equal(conv[:len(history)], history)
+}
+
+// chosen describes the verdict on the answer the plugin was shown: the
+// best-ranked verdict among the candidates whose text is the answer. With
+// no such verdict the score is 0.
+func chosen(ex dialog.Exchange) TurnMeta {
+	tm := TurnMeta{Model: ex.Model, Deductions: []dialog.Deduction{}}
+	var best *dialog.Verdict
+	for i := range ex.Verdicts {
+		v := &ex.Verdicts[i]
+		if v.Candidate < 0 || v.Candidate >= len(ex.Candidates) || ex.Candidates[v.Candidate].Text != ex.Answer {
+			continue
+		}
+		if best == nil || v.Rank < best.Rank {
+			best = v
+		}
+	}
+	if best == nil {
+		return tm
+	}
+	c := ex.Candidates[best.Candidate]
+	tm.Score, tm.Member, tm.RulesOnly = best.Score, c.Member, best.RulesOnly
+	if c.Model != "" {
+		tm.Model = c.Model
+	}
+	if best.Deductions != nil {
+		tm.Deductions = best.Deductions
+	}
+	return tm
+}
