@@ -1,0 +1,101 @@
+// Command dialogfarm produces supervised fine-tuning data for IDE code
+// assistants by driving a real editor and its Q&A plugin.
+//
+// This package is the only place that reads flags, environment variables
+// and the config file (viper); every stage receives a typed config struct.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/viper"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "dialogfarm:", err)
+		os.Exit(1)
+	}
+}
+
+// app carries what every subcommand shares: the output streams, a viper
+// instance (never the global one) and the logger built from flags.
+type app struct {
+	stdout, stderr io.Writer
+	v              *viper.Viper
+	log            *zap.Logger
+	verbose        bool
+}
+
+// run builds the command tree and executes it with args.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	a := &app{stdout: stdout, stderr: stderr, v: viper.New()}
+	root := &cobra.Command{
+		Use:           "dialogfarm",
+		Short:         "Simulate developers in a real editor to produce SFT data for code assistants",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			return a.init(cmd)
+		},
+		PersistentPostRun: func(*cobra.Command, []string) {
+			if a.log != nil {
+				_ = a.log.Sync()
+			}
+		},
+	}
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.PersistentFlags().String("config", "", "config file (dialogfarm.yaml); DIALOGFARM_* env vars and flags override it")
+	root.PersistentFlags().BoolVarP(&a.verbose, "verbose", "v", false, "debug logging")
+	for _, add := range commands {
+		root.AddCommand(add(a))
+	}
+	return root.ExecuteContext(ctx)
+}
+
+// commands lists the subcommand constructors; each lives in its own file.
+var commands = []func(*app) *cobra.Command{
+	doctorCmd,
+	driveCmd,
+	exportCmd,
+	judgeCmd,
+	judgeEvalCmd,
+}
+
+// init reads the config file and environment into a.v and builds the logger.
+func (a *app) init(cmd *cobra.Command) error {
+	a.v.SetEnvPrefix("DIALOGFARM")
+	a.v.SetEnvKeyReplacer(strings.NewReplacer("-", "_", ".", "_"))
+	a.v.AutomaticEnv()
+	if path, _ := cmd.Flags().GetString("config"); path != "" {
+		a.v.SetConfigFile(path)
+		if err := a.v.ReadInConfig(); err != nil {
+			return fmt.Errorf("read config %s: %w", path, err)
+		}
+	}
+	if err := a.v.BindPFlags(cmd.Flags()); err != nil {
+		return fmt.Errorf("bind flags: %w", err)
+	}
+	level := zapcore.InfoLevel
+	if a.verbose {
+		level = zapcore.DebugLevel
+	}
+	enc := zap.NewDevelopmentEncoderConfig()
+	enc.TimeKey = ""
+	a.log = zap.New(zapcore.NewCore(zapcore.NewConsoleEncoder(enc), zapcore.AddSync(a.stderr), level))
+	return nil
+}

@@ -1,0 +1,110 @@
+package driver
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Finding is one prerequisite the doctor checked.
+type Finding struct {
+	Name    string
+	Version string
+	Problem string // empty when the check passed
+}
+
+// PluginManifest is the part of a VS Code extension's package.json the
+// driver reads.
+type PluginManifest struct {
+	Publisher string `json:"publisher"`
+	Name      string `json:"name"`
+	Version   string `json:"version"`
+}
+
+// ID is publisher.name.
+func (m PluginManifest) ID() string { return m.Publisher + "." + m.Name }
+
+// ReadPluginManifest reads dir/package.json.
+func ReadPluginManifest(dir string) (PluginManifest, error) {
+	var m PluginManifest
+	data, err := os.ReadFile(filepath.Join(dir, "package.json"))
+	if err != nil {
+		return m, fmt.Errorf("read plugin manifest: %w", err)
+	}
+	if err := json.Unmarshal(data, &m); err != nil {
+		return m, fmt.Errorf("parse %s: %w", filepath.Join(dir, "package.json"), err)
+	}
+	if m.Publisher == "" || m.Name == "" || m.Version == "" {
+		return m, fmt.Errorf("%s: publisher, name and version are required", filepath.Join(dir, "package.json"))
+	}
+	return m, nil
+}
+
+// Doctor checks that everything the driver needs is installed: Chromium,
+// Node 24, code-server and the plugin in the extensions folder.
+func Doctor(ctx context.Context, ed EditorConfig, br BrowserConfig, nodeBin, pluginDir string) []Finding {
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	tmp, err := os.MkdirTemp("", "dialogfarm-doctor-")
+	if err == nil {
+		defer os.RemoveAll(tmp)
+	}
+	env := append(os.Environ(), "XDG_CONFIG_HOME="+tmp, "XDG_DATA_HOME="+tmp, "XDG_CACHE_HOME="+tmp)
+	version := func(name, bin string, args ...string) Finding {
+		f := Finding{Name: name}
+		cmd := exec.CommandContext(ctx, bin, args...)
+		cmd.Env = env
+		out, err := cmd.Output()
+		if err != nil {
+			f.Problem = fmt.Sprintf("%s %s: %v (run `make setup`)", bin, strings.Join(args, " "), err)
+			return f
+		}
+		f.Version = strings.TrimSpace(lastLine(string(out)))
+		return f
+	}
+	var out []Finding
+	out = append(out, version("chromium", br.Bin, "--version"))
+	node := version("node", nodeBin, "--version")
+	if node.Problem == "" && !strings.HasPrefix(node.Version, "v24.") {
+		node.Problem = fmt.Sprintf("code-server 4.139 needs Node 24, %s is %s", nodeBin, node.Version)
+	}
+	out = append(out, node)
+	out = append(out, version("code-server", ed.Bin, "--version"))
+	plugin := Finding{Name: "plugin"}
+	if m, err := ReadPluginManifest(pluginDir); err != nil {
+		plugin.Problem = err.Error()
+	} else {
+		plugin.Version = m.ID() + " " + m.Version
+		if !installed(ed.ExtensionsDir, m) {
+			plugin.Problem = fmt.Sprintf("%s is not in the extensions folder %s (run `make setup`)", m.ID(), ed.ExtensionsDir)
+		}
+	}
+	return append(out, plugin)
+}
+
+// installed reports whether the extensions folder holds the plugin.
+func installed(extDir string, m PluginManifest) bool {
+	entries, err := os.ReadDir(extDir)
+	if err != nil {
+		return false
+	}
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), m.ID()+"-") {
+			continue
+		}
+		if got, err := ReadPluginManifest(filepath.Join(extDir, e.Name())); err == nil && got.Version == m.Version {
+			return true
+		}
+	}
+	return false
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return lines[len(lines)-1]
+}

@@ -1,0 +1,291 @@
+package driver
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// EditorConfig says how to start code-server.
+type EditorConfig struct {
+	// Bin runs code-server (setup writes tools/code-server.sh, which runs it
+	// under Node 24).
+	Bin string
+	// ExtensionsDir holds the plugin under simulation.
+	ExtensionsDir string
+	// Dir is the folder for everything the editor writes: user data, XDG
+	// config/data/cache, TMPDIR and its log. Isolated per run.
+	Dir string
+	// Settings are written as the user's settings.json, on top of
+	// DefaultEditorSettings.
+	Settings map[string]any
+	// StartTimeout bounds the wait for the HTTP endpoint to answer.
+	StartTimeout time.Duration
+}
+
+// DefaultEditorConfig returns a config that uses the tools folder made by
+// `make setup` under root (the repository root).
+func DefaultEditorConfig(root string) EditorConfig {
+	return EditorConfig{
+		Bin:           filepath.Join(root, "tools", "code-server.sh"),
+		ExtensionsDir: filepath.Join(root, "tools", "extensions"),
+		StartTimeout:  60 * time.Second,
+	}
+}
+
+// DefaultEditorSettings are the user settings that keep code-server's own
+// dialogs and panels out of a simulated developer's way.
+func DefaultEditorSettings() map[string]any {
+	return map[string]any{
+		"security.workspace.trust.enabled":             false,
+		"workbench.startupEditor":                      "none",
+		"workbench.secondarySideBar.defaultVisibility": "hidden",
+		"workbench.tips.enabled":                       false,
+		"workbench.enableExperiments":                  false,
+		"telemetry.telemetryLevel":                     "off",
+		"update.mode":                                  "none",
+		"extensions.autoUpdate":                        false,
+		"extensions.autoCheckUpdates":                  false,
+		"chat.commandCenter.enabled":                   false,
+		"chat.disableAIFeatures":                       true,
+		"editor.detectIndentation":                     false,
+		"editor.tabSize":                               4,
+		"editor.quickSuggestions":                      map[string]any{"other": false, "comments": false, "strings": false},
+		"editor.suggestOnTriggerCharacters":            false,
+		"editor.parameterHints.enabled":                false,
+		"editor.hover.enabled":                         false,
+		"editor.minimap.enabled":                       false,
+		"files.hotExit":                                "off",
+		"window.restoreWindows":                        "none",
+		"git.enabled":                                  false,
+	}
+}
+
+// Editor is a running code-server, started in its own process group so that
+// Stop ends its extension hosts and watchers too.
+type Editor struct {
+	cfg     EditorConfig
+	log     *zap.Logger
+	cmd     *exec.Cmd
+	url     string
+	version string
+	exited  chan struct{}
+	exitErr error
+	stopMu  sync.Mutex
+	stopped bool
+}
+
+// ErrEditorExited is returned by Wait-style calls when code-server died.
+var ErrEditorExited = errors.New("code-server exited")
+
+// StartEditor starts code-server on a free loopback port and waits until it
+// answers HTTP. The caller must call Stop.
+func StartEditor(ctx context.Context, cfg EditorConfig, log *zap.Logger) (*Editor, error) {
+	if _, err := os.Stat(cfg.Bin); err != nil {
+		return nil, fmt.Errorf("start code-server: %w (run `make setup`)", err)
+	}
+	dirs, err := editorDirs(cfg)
+	if err != nil {
+		return nil, err
+	}
+	port, err := freePort()
+	if err != nil {
+		return nil, fmt.Errorf("start code-server: find a free port: %w", err)
+	}
+	version, err := editorVersion(ctx, cfg.Bin, dirs.env)
+	if err != nil {
+		return nil, err
+	}
+	logFile, err := os.Create(filepath.Join(cfg.Dir, "code-server.log"))
+	if err != nil {
+		return nil, fmt.Errorf("start code-server: %w", err)
+	}
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	cmd := exec.Command(cfg.Bin,
+		"--auth", "none",
+		"--bind-addr", addr,
+		"--disable-telemetry",
+		"--disable-update-check",
+		"--disable-workspace-trust",
+		"--disable-getting-started-override",
+		"--user-data-dir", dirs.userData,
+		"--extensions-dir", cfg.ExtensionsDir,
+	)
+	cmd.Env = dirs.env
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		logFile.Close()
+		return nil, fmt.Errorf("start code-server: %w", err)
+	}
+	e := &Editor{cfg: cfg, log: log, cmd: cmd, url: "http://" + addr, version: version, exited: make(chan struct{})}
+	go func() {
+		e.exitErr = cmd.Wait()
+		logFile.Close()
+		close(e.exited)
+	}()
+	log.Info("code-server starting", zap.String("url", e.url), zap.Int("pid", cmd.Process.Pid), zap.String("version", version))
+	if err := e.waitHTTP(ctx); err != nil {
+		e.Stop()
+		return nil, err
+	}
+	return e, nil
+}
+
+// URL is the editor's base URL, e.g. http://127.0.0.1:43121.
+func (e *Editor) URL() string { return e.url }
+
+// Version is what `code-server --version` printed, e.g.
+// "4.139.1 53c2f32 with Code 1.139.1".
+func (e *Editor) Version() string { return e.version }
+
+// Alive reports whether the code-server process is still running.
+func (e *Editor) Alive() bool {
+	select {
+	case <-e.exited:
+		return false
+	default:
+		return true
+	}
+}
+
+// PID is the process id of code-server (the leader of its process group).
+func (e *Editor) PID() int { return e.cmd.Process.Pid }
+
+// Stop ends code-server's whole process group and waits for it to exit.
+func (e *Editor) Stop() {
+	e.stopMu.Lock()
+	defer e.stopMu.Unlock()
+	if e.stopped {
+		return
+	}
+	e.stopped = true
+	pgid := e.cmd.Process.Pid
+	_ = syscall.Kill(-pgid, syscall.SIGTERM)
+	select {
+	case <-e.exited:
+	case <-time.After(5 * time.Second):
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		<-e.exited
+	}
+	// Children that outlived the leader (extension hosts, watchers).
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+}
+
+func (e *Editor) waitHTTP(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, e.cfg.StartTimeout)
+	defer cancel()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	client := &http.Client{Timeout: 2 * time.Second}
+	for {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, e.url+"/healthz", nil)
+		if resp, err := client.Do(req); err == nil {
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("wait for code-server at %s: %w (log: %s)", e.url, ctx.Err(), filepath.Join(e.cfg.Dir, "code-server.log"))
+		case <-e.exited:
+			return fmt.Errorf("wait for code-server at %s: %w: %v (log: %s)", e.url, ErrEditorExited, e.exitErr, filepath.Join(e.cfg.Dir, "code-server.log"))
+		case <-tick.C:
+		}
+	}
+}
+
+type editorPaths struct {
+	userData string
+	env      []string
+}
+
+// editorDirs makes the isolated folders and writes the user settings.
+func editorDirs(cfg EditorConfig) (editorPaths, error) {
+	if cfg.Dir == "" {
+		return editorPaths{}, errors.New("start code-server: EditorConfig.Dir is empty")
+	}
+	p := editorPaths{userData: filepath.Join(cfg.Dir, "user-data")}
+	xdg := map[string]string{
+		"XDG_CONFIG_HOME": filepath.Join(cfg.Dir, "xdg", "config"),
+		"XDG_DATA_HOME":   filepath.Join(cfg.Dir, "xdg", "data"),
+		"XDG_CACHE_HOME":  filepath.Join(cfg.Dir, "xdg", "cache"),
+		"TMPDIR":          filepath.Join(cfg.Dir, "tmp"),
+	}
+	for _, d := range append([]string{filepath.Join(p.userData, "User")}, mapValues(xdg)...) {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return p, fmt.Errorf("start code-server: %w", err)
+		}
+	}
+	settings := DefaultEditorSettings()
+	for k, v := range cfg.Settings {
+		settings[k] = v
+	}
+	data, err := json.MarshalIndent(settings, "", "  ")
+	if err != nil {
+		return p, fmt.Errorf("start code-server: encode settings: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(p.userData, "User", "settings.json"), data, 0o644); err != nil {
+		return p, fmt.Errorf("start code-server: write settings: %w", err)
+	}
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		if _, override := xdg[name]; override || name == "PASSWORD" || name == "HASHED_PASSWORD" {
+			continue
+		}
+		p.env = append(p.env, kv)
+	}
+	for k, v := range xdg {
+		p.env = append(p.env, k+"="+v)
+	}
+	return p, nil
+}
+
+func editorVersion(ctx context.Context, bin string, env []string) (string, error) {
+	cmd := exec.CommandContext(ctx, bin, "--version")
+	cmd.Env = env
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("code-server --version: %w", err)
+	}
+	sc := bufio.NewScanner(strings.NewReader(string(out)))
+	for sc.Scan() {
+		if line := strings.TrimSpace(sc.Text()); strings.Contains(line, "with Code") {
+			return line, nil
+		}
+	}
+	return "", fmt.Errorf("code-server --version: unexpected output %q", out)
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+func mapValues(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for _, v := range m {
+		out = append(out, v)
+	}
+	return out
+}

@@ -1,0 +1,280 @@
+package driver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+	"golang.org/x/sync/errgroup"
+
+	"dialogfarm/dialog"
+)
+
+// RunConfig says how to drive a batch of configs.
+type RunConfig struct {
+	// Out is the run folder: dialogues.jsonl, failures/, the editor's and
+	// browser's own folders.
+	Out string
+	// Sessions is how many simulators (browser windows) run at once on one
+	// code-server.
+	Sessions int
+	Editor   EditorConfig
+	Browser  BrowserConfig
+	UI       PluginUI
+	Timeouts Timeouts
+	// PluginVersion is recorded in every dialogue.
+	PluginVersion string
+}
+
+// DefaultRunConfig returns a one-session run of the reference plugin with
+// the tools folder under root.
+func DefaultRunConfig(root, out string) RunConfig {
+	return RunConfig{
+		Out:      out,
+		Sessions: 1,
+		Editor:   DefaultEditorConfig(root),
+		Browser:  DefaultBrowserConfig(),
+		UI:       DefaultPluginUI(),
+		Timeouts: DefaultTimeouts(),
+	}
+}
+
+// Summary counts what a run did.
+type Summary struct {
+	OK, Failed, Skipped int
+	Records             string // path of dialogues.jsonl
+}
+
+// Runner owns the editor and browser of a run and the simulators on them.
+type Runner struct {
+	cfg       RunConfig
+	capture   Exchanges
+	followUps FollowUps
+	log       *zap.Logger
+
+	mu      sync.Mutex // guards editor and browser restarts
+	editor  *Editor
+	browser *Browser
+	loads   chan struct{} // one window loads at a time: loads saturate the CPU
+}
+
+// NewRunner prepares a run; Start launches the editor and browser.
+func NewRunner(cfg RunConfig, capture Exchanges, followUps FollowUps, log *zap.Logger) *Runner {
+	if cfg.Sessions < 1 {
+		cfg.Sessions = 1
+	}
+	return &Runner{cfg: cfg, capture: capture, followUps: followUps, log: log, loads: make(chan struct{}, 1)}
+}
+
+// Start launches code-server and Chromium.
+func (r *Runner) Start(ctx context.Context) error {
+	out, err := filepath.Abs(r.cfg.Out)
+	if err != nil {
+		return fmt.Errorf("run folder %s: %w", r.cfg.Out, err)
+	}
+	r.cfg.Out = out
+	r.cfg.Editor.Dir = filepath.Join(r.cfg.Out, "editor")
+	r.cfg.Browser.Dir = filepath.Join(r.cfg.Out, "browser")
+	ed, err := StartEditor(ctx, r.cfg.Editor, r.log)
+	if err != nil {
+		return err
+	}
+	br, err := LaunchBrowser(ctx, r.cfg.Browser, r.log)
+	if err != nil {
+		ed.Stop()
+		return err
+	}
+	r.editor, r.browser = ed, br
+	return nil
+}
+
+// Stop ends the browser and the editor's process group.
+func (r *Runner) Stop() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.browser != nil {
+		r.browser.Close()
+	}
+	if r.editor != nil {
+		r.editor.Stop()
+	}
+}
+
+// Versions names the editor, plugin and browser of this run.
+func (r *Runner) Versions() dialog.Versions {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	v := dialog.Versions{Plugin: r.cfg.PluginVersion}
+	if r.editor != nil {
+		v.CodeServer = r.editor.Version()
+		if _, code, ok := strings.Cut(v.CodeServer, "with Code "); ok {
+			v.VSCode = code
+		}
+	}
+	if r.browser != nil {
+		v.Chromium = r.browser.Version()
+	}
+	return v
+}
+
+// NewSession opens a simulator window; id names its capture session.
+func (r *Runner) NewSession(id string) (*Session, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	page, err := r.browser.NewWindow()
+	if err != nil {
+		return nil, err
+	}
+	return &Session{
+		ID: id, win: &window{page: page}, ui: r.cfg.UI, capture: r.capture, followUps: r.followUps,
+		dir: r.cfg.Out, editorURL: r.editor.URL(), timeouts: r.cfg.Timeouts, loads: r.loads,
+		log: r.log.With(zap.String("session", id)),
+	}, nil
+}
+
+// Drive runs every config not yet recorded ok in the run folder, on
+// cfg.Sessions windows, appending one record per config. A config that
+// fails is recorded failed (with a screenshot, step log and DOM snippet in
+// failures/<id>/) and the run goes on. Cancelling ctx stops after the
+// configs in flight; they are not recorded and run again on resume.
+func (r *Runner) Drive(ctx context.Context, configs []dialog.ChatConfig) (Summary, error) {
+	records, err := OpenRecordLog(r.cfg.Out)
+	if err != nil {
+		return Summary{}, err
+	}
+	defer records.Close()
+	sum := Summary{Records: records.Path()}
+	var todo []dialog.ChatConfig
+	for _, c := range configs {
+		if records.Done(c.ID) {
+			sum.Skipped++
+			continue
+		}
+		todo = append(todo, c)
+	}
+	if len(todo) == 0 {
+		return sum, nil
+	}
+	jobs := make(chan dialog.ChatConfig)
+	var mu sync.Mutex
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		defer close(jobs)
+		for _, c := range todo {
+			select {
+			case jobs <- c:
+			case <-gctx.Done():
+				return nil
+			}
+		}
+		return nil
+	})
+	for i := range min(r.cfg.Sessions, len(todo)) {
+		sess, err := r.NewSession(fmt.Sprintf("s%d", i+1))
+		if err != nil {
+			return sum, err
+		}
+		g.Go(func() error {
+			for c := range jobs {
+				d, ok := r.driveOne(gctx, sess, c)
+				if !ok {
+					return nil // cancelled: not recorded, runs again on resume
+				}
+				if err := records.Append(d); err != nil {
+					return err
+				}
+				mu.Lock()
+				if d.Status == dialog.StatusOK {
+					sum.OK++
+				} else {
+					sum.Failed++
+				}
+				mu.Unlock()
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return sum, err
+	}
+	return sum, ctx.Err()
+}
+
+// driveOne drives one config and recovers the session after a failure.
+// ok is false when the run was cancelled while the config was in flight.
+func (r *Runner) driveOne(ctx context.Context, sess *Session, c dialog.ChatConfig) (dialog.Dialogue, bool) {
+	if err := r.refresh(ctx, sess); err != nil {
+		d := dialog.Dialogue{ConfigID: c.ID, Config: c, Session: sess.ID, StartedAt: time.Now().UTC(),
+			Status: dialog.StatusFailed, FailedStep: "editor", Error: err.Error()}
+		return d, ctx.Err() == nil
+	}
+	d, err := sess.Drive(ctx, c)
+	d.Versions = r.Versions()
+	if ctx.Err() != nil {
+		return d, false
+	}
+	if err == nil {
+		sess.log.Info("dialogue recorded", zap.String("config", c.ID), zap.Int("turns", len(d.Turns)), zap.Float64("seconds", d.Seconds))
+		return d, true
+	}
+	sess.log.Warn("config failed", zap.String("config", c.ID), zap.String("step", d.FailedStep), zap.String("error", d.Error))
+	if !errors.Is(err, ErrConfig) {
+		dir := filepath.Join(r.cfg.Out, "failures", safeName(c.ID))
+		if aerr := saveArtifacts(ctx, dir, sess, d); aerr != nil {
+			sess.log.Warn("save failure artifacts", zap.Error(aerr))
+		}
+		d.Artifacts = dir
+		sess.reload()
+	}
+	return d, true
+}
+
+// refresh makes sure the session's editor and window are alive, restarting
+// a crashed code-server (once for all sessions) or a dead window.
+func (r *Runner) refresh(ctx context.Context, sess *Session) error {
+	r.mu.Lock()
+	if !r.editor.Alive() {
+		r.log.Warn("code-server died; restarting it", zap.String("url", r.editor.URL()))
+		r.editor.Stop()
+		ed, err := StartEditor(ctx, r.cfg.Editor, r.log)
+		if err != nil {
+			r.mu.Unlock()
+			return fmt.Errorf("restart code-server: %w", err)
+		}
+		r.editor = ed
+	}
+	url := r.editor.URL()
+	r.mu.Unlock()
+	if sess.editorURL != url {
+		sess.editorURL = url
+		sess.reload()
+	}
+	if !sess.win.alive(ctx) {
+		sess.log.Warn("browser window stopped answering; opening a new one")
+		_ = sess.win.page.Close()
+		r.mu.Lock()
+		page, err := r.browser.NewWindow()
+		r.mu.Unlock()
+		if err != nil {
+			return fmt.Errorf("reopen browser window: %w", err)
+		}
+		sess.win = &window{page: page}
+		sess.reload()
+	}
+	return nil
+}
+
+func safeName(id string) string {
+	b := []byte(id)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
+			b[i] = '_'
+		}
+	}
+	return string(b)
+}

@@ -1,0 +1,235 @@
+package driver
+
+import (
+	"context"
+	"fmt"
+	"path"
+	"strings"
+
+	"github.com/go-rod/rod/lib/input"
+	"github.com/go-rod/rod/lib/proto"
+)
+
+// Workbench actions: each presses keys or clicks the way a developer would
+// and then waits for the state it promises, read from the DOM.
+
+// jsReady holds when the workbench has loaded, extensions are running, the
+// explorer shows the folder and the plugin's status item is up.
+const jsReady = `(item) => !!document.querySelector('.monaco-workbench') &&
+	performance.getEntriesByName('code/didLoadExtensions').length > 0 &&
+	!!document.querySelector('.explorer-folders-view .monaco-list-row') &&
+	!!document.querySelector('[id$="' + item + '"]')`
+
+// jsQuickInputFocused holds when the quick input box is open and has focus.
+const jsQuickInputFocused = `() => {
+	const w = document.querySelector('.quick-input-widget');
+	return !!w && w.style.display !== 'none' && w.contains(document.activeElement);
+}`
+
+// jsQuickInputClosed holds when the quick input box is gone.
+const jsQuickInputClosed = `() => {
+	const w = document.querySelector('.quick-input-widget');
+	return !w || w.style.display === 'none';
+}`
+
+// jsFocusedRow returns the aria-label of the focused quick-input row, or ”.
+const jsFocusedRow = `() => {
+	const r = document.querySelector('.quick-input-widget .quick-input-list .monaco-list-row.focused');
+	return r ? (r.getAttribute('aria-label') || '') : '';
+}`
+
+// jsRowLabels returns the aria-labels of all visible quick-input rows.
+const jsRowLabels = `() => [...document.querySelectorAll('.quick-input-widget .quick-input-list .monaco-list-row')]
+	.map(r => r.getAttribute('aria-label') || '')`
+
+// jsEditorActive holds when the active tab is the file and an editor in
+// the active group has focus.
+const jsEditorActive = `(name) => {
+	const tab = document.querySelector('.editor-group-container.active .tab.active');
+	const label = tab ? (tab.getAttribute('aria-label') || '') : '';
+	const ed = document.querySelector('.editor-group-container.active .monaco-editor');
+	return (label === name || label.startsWith(name + ',')) && !!ed && ed.contains(document.activeElement);
+}`
+
+// jsStatusSelection returns the editor selection status text ("Ln 9, Col 5").
+const jsStatusSelection = `() => {
+	const el = document.querySelector('[id="status.editor.selection"]');
+	return el ? el.textContent.trim() : '';
+}`
+
+// waitReady waits for the workbench and the plugin to be usable.
+func (w *window) waitReady(ctx context.Context, statusItem string) error {
+	return w.waitFor(ctx, "the workbench is ready (extensions loaded, explorer shown, plugin status item up)", jsReady, statusItem)
+}
+
+// quickPick types text into an open quick input and picks the row whose
+// aria-label satisfies match, moving the keyboard focus to it first.
+func (w *window) quickPick(ctx context.Context, text string, match func(label string) bool, want string) error {
+	if err := w.waitFor(ctx, "the quick input has focus", jsQuickInputFocused); err != nil {
+		return err
+	}
+	if err := w.insert(text); err != nil {
+		return err
+	}
+	// Results arrive asynchronously: wait until the wanted row is listed,
+	// then walk the focus to it. Enter on an earlier row opens the wrong thing.
+	var labels []string
+	for attempt := 0; ; attempt++ {
+		res, err := w.eval(ctx, jsRowLabels)
+		if err != nil {
+			return fmt.Errorf("read quick input rows: %w", err)
+		}
+		labels = labels[:0]
+		for _, v := range res.Value.Arr() {
+			labels = append(labels, v.Str())
+		}
+		idx := -1
+		for i, l := range labels {
+			if match(l) {
+				idx = i
+				break
+			}
+		}
+		if idx >= 0 {
+			focused, err := w.eval(ctx, jsFocusedRow)
+			if err != nil {
+				return fmt.Errorf("read focused row: %w", err)
+			}
+			if match(focused.Value.Str()) {
+				break
+			}
+			if attempt > 2*len(labels)+4 {
+				return fmt.Errorf("quick input: cannot move focus to %s (rows: %q)", want, labels)
+			}
+			if err := w.keys(input.ArrowDown); err != nil {
+				return err
+			}
+			continue
+		}
+		// Wait for the rows to change before looking again.
+		if err := w.waitFor(ctx, "the quick input lists "+want, `(old) => JSON.stringify((`+jsRowLabels+`)()) !== old`, jsonString(labels)); err != nil {
+			return fmt.Errorf("%w (rows: %q)", err, labels)
+		}
+	}
+	if err := w.keys(input.Enter); err != nil {
+		return err
+	}
+	return w.waitFor(ctx, "the quick input closes", jsQuickInputClosed)
+}
+
+// openFile opens a workspace-relative file with Quick Open (Ctrl+P) and
+// waits for its tab to be active with the editor focused.
+func (w *window) openFile(ctx context.Context, rel string) error {
+	if err := w.keys(input.ControlLeft, input.KeyP); err != nil {
+		return err
+	}
+	base, dir := path.Base(rel), path.Dir(rel)
+	// File rows are labelled "<name> <folder>, file results".
+	match := func(label string) bool {
+		label = strings.TrimSuffix(label, ", file results")
+		if dir == "." {
+			return label == base
+		}
+		return label == base+" "+dir
+	}
+	if err := w.quickPick(ctx, rel, match, base); err != nil {
+		return fmt.Errorf("open %s: %w", rel, err)
+	}
+	return w.waitFor(ctx, "the editor tab "+base+" is active and focused", jsEditorActive, base)
+}
+
+// runCommand runs a command by its palette title (F1).
+func (w *window) runCommand(ctx context.Context, title string) error {
+	if err := w.keys(input.F1); err != nil {
+		return err
+	}
+	match := func(label string) bool {
+		return label == title || strings.HasPrefix(label, title+",") || strings.HasPrefix(label, title+" ")
+	}
+	if err := w.quickPick(ctx, title, match, title); err != nil {
+		return fmt.Errorf("run command %q: %w", title, err)
+	}
+	return nil
+}
+
+// goTo moves the cursor with Go to Line (Ctrl+G) and waits for the status
+// bar to show the position; visualCol is the column the status bar shows
+// (tabs expand to the tab size).
+func (w *window) goTo(ctx context.Context, line, col, visualCol int) error {
+	if err := w.keys(input.ControlLeft, input.KeyG); err != nil {
+		return err
+	}
+	if err := w.waitFor(ctx, "the Go to Line box has focus", jsQuickInputFocused); err != nil {
+		return err
+	}
+	// Go to Line reads the column as the status bar shows it (tabs expanded).
+	if err := w.insert(fmt.Sprintf("%d:%d", line, visualCol)); err != nil {
+		return err
+	}
+	if err := w.keys(input.Enter); err != nil {
+		return err
+	}
+	return w.waitStatus(ctx, fmt.Sprintf("Ln %d, Col %d", line, visualCol))
+}
+
+// waitStatus waits for the editor's selection status item to read want.
+func (w *window) waitStatus(ctx context.Context, want string) error {
+	return w.waitFor(ctx, fmt.Sprintf("the status bar shows %q", want), `(want) => (`+jsStatusSelection+`)() === want`, want)
+}
+
+// status reads the editor's selection status item.
+func (w *window) status(ctx context.Context) string {
+	res, err := w.eval(ctx, jsStatusSelection)
+	if err != nil {
+		return ""
+	}
+	return res.Value.Str()
+}
+
+// contextMenu right-clicks in the editor (inside the selection if there is
+// one, else at the cursor) and clicks the menu item with the given label.
+func (w *window) contextMenu(ctx context.Context, item string) error {
+	p, err := w.point(ctx, "the cursor or selection is visible in the editor", `() => {
+		const ed = document.querySelector('.editor-group-container.active .monaco-editor');
+		if (!ed) return null;
+		const sel = [...ed.querySelectorAll('.selected-text')].map(e => e.getBoundingClientRect())
+			.filter(r => r.width > 4 && r.height > 2).sort((a, b) => b.width - a.width);
+		if (sel.length) { const r = sel[0]; return {x: r.left + r.width / 2, y: r.top + r.height / 2}; }
+		const c = ed.querySelector('.cursors-layer .cursor');
+		if (!c) return null;
+		const r = c.getBoundingClientRect();
+		if (r.height < 2) return null;
+		return {x: r.left + 1, y: r.top + r.height / 2};
+	}`)
+	if err != nil {
+		return err
+	}
+	before := w.status(ctx)
+	if err := w.click(p, proto.InputMouseButtonRight); err != nil {
+		return err
+	}
+	q, err := w.point(ctx, fmt.Sprintf("the editor context menu shows %q", item), `(item) => {
+		for (const host of document.querySelectorAll('.shadow-root-host')) {
+			const root = host.shadowRoot;
+			if (!root) continue;
+			for (const a of root.querySelectorAll('.monaco-menu .action-menu-item')) {
+				const label = a.querySelector('.action-label');
+				if (label && label.textContent.trim() === item) {
+					const r = a.getBoundingClientRect();
+					if (r.width > 0 && r.height > 0) return {x: r.left + r.width / 2, y: r.top + r.height / 2};
+				}
+			}
+		}
+		return null;
+	}`, item)
+	if err != nil {
+		return err
+	}
+	if after := w.status(ctx); after != before {
+		return fmt.Errorf("right click moved the cursor: status %q, was %q", after, before)
+	}
+	if err := w.click(q, proto.InputMouseButtonLeft); err != nil {
+		return err
+	}
+	return w.waitFor(ctx, "the context menu closes", `() => ![...document.querySelectorAll('.shadow-root-host')].some(h => h.shadowRoot && h.shadowRoot.querySelector('.monaco-menu'))`)
+}
