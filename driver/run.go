@@ -278,3 +278,17 @@ func safeName(id string) string {
 	}
 	return string(b)
 }
+
+// PIDs returns code-server's process id (the leader of its process group)
+// and Chromium's main process id, for resource accounting.
+func (r *Runner) PIDs() (editor, browser int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.editor != nil {
+		editor = r.editor.PID()
+	}
+	if r.browser != nil {
+		browser = r.browser.PID()
+	}
+	return editor, browser
+}
