@@ -231,6 +231,16 @@ func (s *Session) setupSteps(cfg dialog.ChatConfig, src *sourceFile) Steps {
 		{Name: "reset", Timeout: t.Step, Do: s.reset},
 		{Name: "open_file", Timeout: t.Step, Do: func(ctx context.Context) error { return s.win.openFile(ctx, cfg.File) }},
 	}
+	if cfg.Cursor == nil && cfg.Selection == nil {
+		// No position asked for: the cursor goes to the top of the file
+		// (Ctrl+Home), not wherever Quick Open's history put it.
+		steps = append(steps, Step{Name: "cursor", Timeout: t.Step, Do: func(ctx context.Context) error {
+			if err := s.win.keys(input.ControlLeft, input.Home); err != nil {
+				return err
+			}
+			return s.win.waitStatus(ctx, "Ln 1, Col 1")
+		}})
+	}
 	if c := cfg.Cursor; c != nil {
 		steps = append(steps, Step{Name: "cursor", Timeout: t.Step, Do: func(ctx context.Context) error {
 			return s.win.goTo(ctx, c.Line, c.Col, src.visualCol(*c))

@@ -124,14 +124,13 @@ func (w *window) openFile(ctx context.Context, rel string) error {
 		return err
 	}
 	base, dir := path.Base(rel), path.Dir(rel)
-	// File rows are labelled "<name> <folder>, file results".
-	match := func(label string) bool {
-		label = strings.TrimSuffix(label, ", file results")
-		if dir == "." {
-			return label == base
-		}
-		return label == base+" "+dir
+	// File rows are labelled "<name> <folder>, <group>", the group being
+	// "file results", "recently opened", ...
+	want := base
+	if dir != "." {
+		want = base + " " + dir
 	}
+	match := func(label string) bool { return label == want || strings.HasPrefix(label, want+", ") }
 	if err := w.quickPick(ctx, rel, match, base); err != nil {
 		return fmt.Errorf("open %s: %w", rel, err)
 	}
@@ -228,8 +227,30 @@ func (w *window) contextMenu(ctx context.Context, item string) error {
 	if after := w.status(ctx); after != before {
 		return fmt.Errorf("right click moved the cursor: status %q, was %q", after, before)
 	}
+	// Hover first, as a hand does: the menu focuses the item under the
+	// pointer, and a click on an item the menu has not focused yet can be
+	// lost while the menu is still settling.
+	if err := w.page.Mouse.MoveTo(q); err != nil {
+		return fmt.Errorf("move mouse to %q: %w", item, err)
+	}
+	if err := w.waitFor(ctx, fmt.Sprintf("the context menu item %q is focused", item), `(item) => {
+		for (const host of document.querySelectorAll('.shadow-root-host')) {
+			const root = host.shadowRoot;
+			if (!root) continue;
+			for (const li of root.querySelectorAll('.monaco-menu .action-item.focused')) {
+				const label = li.querySelector('.action-label');
+				if (label && label.textContent.trim() === item) return true;
+			}
+		}
+		return false;
+	}`, item); err != nil {
+		return err
+	}
 	if err := w.click(q, proto.InputMouseButtonLeft); err != nil {
 		return err
 	}
-	return w.waitFor(ctx, "the context menu closes", `() => ![...document.querySelectorAll('.shadow-root-host')].some(h => h.shadowRoot && h.shadowRoot.querySelector('.monaco-menu'))`)
+	return w.waitFor(ctx, "the context menu closes", `() => ![...document.querySelectorAll('.shadow-root-host')].some(h => {
+		const m = h.shadowRoot && h.shadowRoot.querySelector('.monaco-menu');
+		return m && m.getBoundingClientRect().width > 0;
+	})`)
 }

@@ -1,0 +1,342 @@
+package driver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.uber.org/zap/zaptest"
+
+	"dialogfarm/capture"
+	"dialogfarm/dialog"
+	"dialogfarm/internal/llmtest"
+)
+
+// The end-to-end test drives the real code-server (installed by `make
+// setup` into ../tools) in the real Chromium, through the reference plugin,
+// and checks the requests the plugin sent against the files themselves.
+
+const testRepo = "testdata/repo"
+
+func e2eConfigs() []dialog.ChatConfig {
+	pos := func(l, c int) dialog.Position { return dialog.Position{Line: l, Col: c} }
+	sel := func(a, b dialog.Position) *dialog.Selection { return &dialog.Selection{Start: a, End: b} }
+	ptr := func(p dialog.Position) *dialog.Position { return &p }
+	turns := func(qs ...string) []dialog.TurnSpec {
+		var ts []dialog.TurnSpec
+		for _, q := range qs {
+			ts = append(ts, dialog.TurnSpec{Query: q})
+		}
+		return ts
+	}
+	py, goFile := "pkg/calc.py", "strs/strs.go"
+	return []dialog.ChatConfig{
+		{ID: "panel-selection-2turns", File: py, Language: "python", Selection: sel(pos(4, 1), pos(9, 1)),
+			Trigger: dialog.TriggerPanel, Instruction: dialog.InstructionFreeText,
+			Turns: turns("What does this function do?", "What happens when values is empty?")},
+		{ID: "keybinding-slash-cursor-in-func", File: goFile, Language: "go", Cursor: ptr(pos(6, 3)),
+			Trigger: dialog.TriggerKeybinding, Instruction: dialog.InstructionSlash, Turns: turns("/tests for empty input")},
+		{ID: "palette-idle-cursor", File: py, Language: "python",
+			Trigger: dialog.TriggerPalette, Instruction: dialog.InstructionFreeText, Turns: turns("Summarize this file in one line")},
+		{ID: "contextmenu-command-partial-block", File: goFile, Language: "go", Selection: sel(pos(6, 2), pos(8, 3)),
+			Trigger: dialog.TriggerContextMenu, Instruction: dialog.InstructionCommand, Turns: turns("/explain")},
+		{ID: "palette-command-single-line", File: py, Language: "python", Selection: sel(pos(12, 5), pos(12, 16)),
+			Trigger: dialog.TriggerPalette, Instruction: dialog.InstructionCommand, Turns: turns("/fix")},
+		{ID: "keybinding-command-cursor", File: py, Language: "python", Cursor: ptr(pos(15, 9)),
+			Trigger: dialog.TriggerKeybinding, Instruction: dialog.InstructionCommand, Turns: turns("/doc")},
+		{ID: "contextmenu-free-text", File: py, Language: "python", Cursor: ptr(pos(13, 9)),
+			Trigger: dialog.TriggerContextMenu, Instruction: dialog.InstructionFreeText, Turns: turns("Why return low here?")},
+	}
+}
+
+// e2eAnswer is what the fake model answers: distinct per request, with
+// markdown, code, markup characters and non-ASCII text, so that "the view
+// shows exactly the answer" is a real check.
+func e2eAnswer(r llmtest.Request) llmtest.Reply {
+	q := r.LastUser()
+	last := q[strings.LastIndex(q, "\n")+1:]
+	return llmtest.Reply{Text: "Answer " + itoa(r.Seq) + " to «" + last + "»:\n\n```python\nif a < b && c > d:\n    return \"<ok>\"\n```\n  trailing  "}
+}
+
+func TestEndToEnd(t *testing.T) {
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The run folder stays when the test fails, for its screenshots.
+	out, err := os.MkdirTemp("", "dialogfarm-e2e-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("run folder kept: %s", out)
+			return
+		}
+		os.RemoveAll(out)
+	})
+	rc := DefaultRunConfig(root, out)
+	if _, err := os.Stat(rc.Editor.Bin); err != nil {
+		t.Fatalf("code-server is not installed (%v): run `make setup`", err)
+	}
+	log := zaptest.NewLogger(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+
+	model := llmtest.New(t, e2eAnswer)
+	upstream, err := capture.NewOpenAI(capture.OpenAIConfig{BaseURL: model.URL, Model: "e2e-model"}, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Queries containing FAIL-ME get an error from the responder, as from a
+	// dead model endpoint.
+	responder := capture.ResponderFunc(func(ctx context.Context, req capture.Request) (capture.Answer, error) {
+		if strings.Contains(req.Messages[len(req.Messages)-1].Content, "FAIL-ME") {
+			return capture.Answer{Responder: "e2e"}, errors.New("model endpoint is down")
+		}
+		return upstream.Respond(ctx, req)
+	})
+	srv, err := capture.Listen(ctx, capture.DefaultConfig(), responder, nil, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Shutdown(context.Background()) })
+
+	manifest, err := ReadPluginManifest(filepath.Join(root, "plugin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc.PluginVersion = manifest.ID() + "@" + manifest.Version
+	rc.Timeouts.Answer = time.Minute
+	r := NewRunner(rc, srv, nil, log)
+	if err := r.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(r.Stop)
+
+	configs := e2eConfigs()
+	for i := range configs {
+		configs[i].Repo = testRepo
+		if err := configs[i].Validate(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sum, err := r.Drive(ctx, configs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	records := readRecords(t, sum.Records)
+	if sum.OK != len(configs) || sum.Failed != 0 {
+		for _, d := range records {
+			t.Logf("%s: %s %s %s (artifacts %s)", d.ConfigID, d.Status, d.FailedStep, d.Error, d.Artifacts)
+		}
+		t.Fatalf("summary %+v, want %d ok", sum, len(configs))
+	}
+	for _, c := range configs {
+		t.Run(c.ID, func(t *testing.T) { checkDialogue(t, c, records[c.ID]) })
+	}
+
+	t.Run("failure is recorded with artifacts and the run goes on", func(t *testing.T) {
+		bad := configs[2]
+		bad.ID, bad.Turns = "responder-fails", []dialog.TurnSpec{{Query: "FAIL-ME please"}}
+		good := configs[1]
+		good.ID = "after-failure"
+		sum, err := r.Drive(ctx, []dialog.ChatConfig{bad, good})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sum.OK != 1 || sum.Failed != 1 {
+			t.Fatalf("summary %+v, want 1 ok and 1 failed", sum)
+		}
+		recs := readRecords(t, sum.Records)
+		d := recs["responder-fails"]
+		if d.Status != dialog.StatusFailed || d.FailedStep != "turn1_answer" || !strings.Contains(d.Error, "model endpoint is down") {
+			t.Fatalf("failed record: status %q step %q error %q", d.Status, d.FailedStep, d.Error)
+		}
+		for _, f := range []string{"screenshot.png", "steps.json", "dom.html"} {
+			info, err := os.Stat(filepath.Join(d.Artifacts, f))
+			if err != nil || info.Size() == 0 {
+				t.Errorf("artifact %s: %v", f, err)
+			}
+		}
+		dom, _ := os.ReadFile(filepath.Join(d.Artifacts, "dom.html"))
+		if !strings.Contains(string(dom), `data-state="error"`) {
+			t.Errorf("dom.html does not show the error message")
+		}
+		if recs["after-failure"].Status != dialog.StatusOK {
+			t.Errorf("the config after the failure: %+v", recs["after-failure"].Error)
+		}
+	})
+
+	t.Run("a crashed editor is restarted", func(t *testing.T) {
+		pid, _ := r.PIDs()
+		if err := syscall.Kill(-pid, syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		c := configs[0]
+		c.ID = "after-crash"
+		sum, err := r.Drive(ctx, []dialog.ChatConfig{c})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if newPID, _ := r.PIDs(); newPID == pid {
+			t.Errorf("code-server was not restarted (pid %d)", pid)
+		}
+		d := readRecords(t, sum.Records)["after-crash"]
+		if sum.OK != 1 || d.Status != dialog.StatusOK {
+			t.Fatalf("after a crash: %+v, record %s %s %s", sum, d.Status, d.FailedStep, d.Error)
+		}
+		checkDialogue(t, c, d)
+	})
+
+	t.Run("a re-run skips configs already recorded ok", func(t *testing.T) {
+		sum, err := r.Drive(ctx, configs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sum.Skipped != len(configs) || sum.OK+sum.Failed != 0 {
+			t.Fatalf("re-run summary %+v, want all %d skipped", sum, len(configs))
+		}
+	})
+}
+
+// checkDialogue asserts, from the captured requests, that the plugin sent
+// the file, language, cursor and exact selected text the config asked for,
+// the previous turn in later turns, and that the view showed the answer the
+// capture endpoint sent.
+func checkDialogue(t *testing.T, c dialog.ChatConfig, d dialog.Dialogue) {
+	t.Helper()
+	if d.Status != dialog.StatusOK || len(d.Turns) != len(c.Turns) {
+		t.Fatalf("record: status %q, %d turns, error %q", d.Status, len(d.Turns), d.Error)
+	}
+	if d.Versions.CodeServer == "" || d.Versions.Chromium == "" || d.Versions.Plugin == "" {
+		t.Errorf("versions missing: %+v", d.Versions)
+	}
+	lines := fileLines(t, filepath.Join(testRepo, c.File))
+	for i, turn := range d.Turns {
+		var body struct {
+			Model    string `json:"model"`
+			Stream   bool   `json:"stream"`
+			Messages []struct {
+				Role, Content string
+			} `json:"messages"`
+		}
+		if err := json.Unmarshal(turn.Request, &body); err != nil {
+			t.Fatalf("turn %d: request is not JSON: %v", i+1, err)
+		}
+		if !body.Stream || len(body.Messages) != 2+2*i || body.Messages[0].Role != "system" {
+			t.Fatalf("turn %d: stream=%v, %d messages", i+1, body.Stream, len(body.Messages))
+		}
+		user := body.Messages[len(body.Messages)-1].Content
+		want := "File: " + c.File + "\nLanguage: " + c.Language + "\n"
+		if !strings.HasPrefix(user, want) {
+			t.Errorf("turn %d: user message starts %q, want %q", i+1, clip(user, 80), want)
+		}
+		cursor := dialog.Position{Line: 1, Col: 1}
+		if c.Cursor != nil {
+			cursor = *c.Cursor
+		}
+		if c.Selection != nil {
+			cursor = c.Selection.End // selections are made from start to end
+		}
+		if w := "Cursor: line " + itoa(cursor.Line) + ", column " + itoa(cursor.Col) + "\n"; !strings.Contains(user, w) {
+			t.Errorf("turn %d: user message lacks %q:\n%s", i+1, w, user)
+		}
+		if s := c.Selection; s != nil {
+			text := rangeText(lines, *s)
+			if w := "```" + c.Language + "\n" + text + "\n```\n"; !strings.Contains(user, w) {
+				t.Errorf("turn %d: selected text not sent exactly; want block %q in:\n%s", i+1, w, user)
+			}
+		} else if !strings.Contains(user, "Code around the cursor") || !strings.Contains(user, lines[cursor.Line-1]) {
+			t.Errorf("turn %d: no code around the cursor in:\n%s", i+1, user)
+		}
+		q := c.Turns[i].Query
+		switch {
+		case c.Instruction == dialog.InstructionFreeText || i > 0:
+			if !strings.HasSuffix(user, "\n\n"+q) {
+				t.Errorf("turn %d: user message does not end with the query %q", i+1, q)
+			}
+		default: // slash command or command: expanded to the plugin's template
+			if strings.Contains(user, "\n\n"+strings.Fields(q)[0]) {
+				t.Errorf("turn %d: slash command %q was not expanded:\n%s", i+1, q, user)
+			}
+			if rest := strings.TrimSpace(strings.TrimPrefix(q, strings.Fields(q)[0])); rest != "" && !strings.HasSuffix(user, "\n"+rest) {
+				t.Errorf("turn %d: %q lost its text after the command", i+1, q)
+			}
+		}
+		if i > 0 {
+			prev := d.Turns[i-1]
+			var prevBody struct{ Messages []struct{ Role, Content string } }
+			_ = json.Unmarshal(prev.Request, &prevBody)
+			gotUser, gotAnswer := body.Messages[len(body.Messages)-3], body.Messages[len(body.Messages)-2]
+			if gotUser.Role != "user" || gotUser.Content != prevBody.Messages[len(prevBody.Messages)-1].Content {
+				t.Errorf("turn %d: previous user message not in history", i+1)
+			}
+			if gotAnswer.Role != "assistant" || gotAnswer.Content != prev.Answer {
+				t.Errorf("turn %d: previous answer not in history: %q", i+1, gotAnswer.Content)
+			}
+		}
+		if turn.Answer == "" || turn.Shown != turn.Answer {
+			t.Errorf("turn %d: view showed %q, endpoint sent %q", i+1, turn.Shown, turn.Answer)
+		}
+		if turn.Responder != "openai" || turn.Model != "e2e-model" {
+			t.Errorf("turn %d: responder %q model %q", i+1, turn.Responder, turn.Model)
+		}
+	}
+}
+
+func readRecords(t *testing.T, path string) map[string]dialog.Dialogue {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]dialog.Dialogue{}
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var d dialog.Dialogue
+		if err := json.Unmarshal([]byte(line), &d); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		if _, dup := out[d.ConfigID]; dup {
+			t.Errorf("%s: config %s recorded twice", path, d.ConfigID)
+		}
+		out[d.ConfigID] = d
+	}
+	return out
+}
+
+func fileLines(t *testing.T, path string) []string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Split(string(data), "\n")
+}
+
+// rangeText cuts a selection out of the file's lines, independently of the
+// driver's own code.
+func rangeText(lines []string, s dialog.Selection) string {
+	var parts []string
+	for l := s.Start.Line; l <= s.End.Line; l++ {
+		r := []rune(lines[l-1])
+		from, to := 0, len(r)
+		if l == s.Start.Line {
+			from = s.Start.Col - 1
+		}
+		if l == s.End.Line {
+			to = s.End.Col - 1
+		}
+		parts = append(parts, string(r[from:to]))
+	}
+	return strings.Join(parts, "\n")
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
