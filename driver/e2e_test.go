@@ -273,7 +273,9 @@ func checkDialogue(t *testing.T, c dialog.ChatConfig, d dialog.Dialogue) {
 		}
 		if i > 0 {
 			prev := d.Turns[i-1]
-			var prevBody struct{ Messages []struct{ Role, Content string } }
+			var prevBody struct {
+				Messages []struct{ Role, Content string }
+			}
 			_ = json.Unmarshal(prev.Request, &prevBody)
 			gotUser, gotAnswer := body.Messages[len(body.Messages)-3], body.Messages[len(body.Messages)-2]
 			if gotUser.Role != "user" || gotUser.Content != prevBody.Messages[len(prevBody.Messages)-1].Content {
