@@ -74,6 +74,10 @@ var commands = []func(*app) *cobra.Command{
 	exportCmd,
 	judgeCmd,
 	judgeEvalCmd,
+	analyzeCmd,
+	planCmd,
+	configsCmd,
+	reportCmd,
 }
 
 // init reads the config file and environment into a.v and builds the logger.

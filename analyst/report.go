@@ -1,0 +1,316 @@
+package analyst
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"math"
+	"os"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"dialogfarm/dialog"
+	"dialogfarm/profiles"
+)
+
+// ReportConfig configures BuildReport.
+type ReportConfig struct {
+	// CellDims are the dimensions whose combinations form the cells of the
+	// keep-rate and cost table.
+	CellDims []string
+	// KeptTurns says how many turns of a dialogue are kept; nil means
+	// DefaultKeptTurns.
+	KeptTurns func(dialog.Dialogue) int
+	// MinScore is the lowest score a kept turn may have (5).
+	MinScore float64
+}
+
+// DefaultReportConfig reports cells by intent × language, keeping 5-point
+// turns.
+func DefaultReportConfig() ReportConfig {
+	return ReportConfig{CellDims: []string{profiles.DimIntent, profiles.DimLanguage}, MinScore: 5}
+}
+
+// DefaultKeptTurns follows the SFT export's rule (package sft): nothing of
+// a failed or offline dialogue is kept; otherwise turns are kept from the
+// first up to, not including, the first that failed or whose shown answer
+// scored below minScore (the best-ranked verdict on a candidate whose text
+// is the answer shown; no such verdict scores 0). The export's further cut
+// when the plugin rewrote the history is not applied here.
+func DefaultKeptTurns(d dialog.Dialogue, minScore float64) int {
+	if d.Status != dialog.StatusOK || d.Offline {
+		return 0
+	}
+	n := 0
+	for _, t := range d.Turns {
+		if t.Offline || t.Error != "" || shownScore(t.Exchange) < minScore {
+			break
+		}
+		n++
+	}
+	return n
+}
+
+func shownScore(ex dialog.Exchange) float64 {
+	best := -1
+	for i, v := range ex.Verdicts {
+		if v.Candidate < 0 || v.Candidate >= len(ex.Candidates) || ex.Candidates[v.Candidate].Text != ex.Answer {
+			continue
+		}
+		if best < 0 || v.Rank < ex.Verdicts[best].Rank {
+			best = i
+		}
+	}
+	if best < 0 {
+		return 0
+	}
+	return ex.Verdicts[best].Score
+}
+
+// Share is one value's share of a dimension in the target, the produced
+// configs and the kept dialogues.
+type Share struct {
+	Value         string  `json:"value"`
+	Target        float64 `json:"target"`
+	Produced      float64 `json:"produced"`
+	Kept          float64 `json:"kept"`
+	ProducedCount int     `json:"produced_count"`
+	KeptCount     int     `json:"kept_count"`
+}
+
+// DimReport compares one dimension's distributions. JSDKept is nil when
+// nothing was kept.
+type DimReport struct {
+	Dim         string   `json:"dim"`
+	Values      []Share  `json:"values"`
+	JSDProduced float64  `json:"jsd_produced"`
+	JSDKept     *float64 `json:"jsd_kept"`
+}
+
+// CellReport is the keep rate and cost of one cell.
+type CellReport struct {
+	Cell            string   `json:"cell"`
+	Dialogues       int      `json:"dialogues"`
+	Turns           int      `json:"turns"`
+	KeptTurns       int      `json:"kept_turns"`
+	KeepRate        float64  `json:"keep_rate"`
+	CostUSD         float64  `json:"cost_usd"`
+	CostPerKeptTurn *float64 `json:"cost_per_kept_turn"`
+}
+
+// Report is the fidelity report of a run against its profile. A dialogue
+// counts as kept in the kept distribution when at least one of its turns
+// was kept.
+type Report struct {
+	Profile    string       `json:"profile"`
+	Configs    int          `json:"configs"`
+	Dialogues  int          `json:"dialogues"`
+	Turns      int          `json:"turns"`
+	KeptTurns  int          `json:"kept_turns"`
+	KeepRate   float64      `json:"keep_rate"`
+	Dimensions []DimReport  `json:"dimensions"`
+	CellDims   []string     `json:"cell_dims"`
+	Cells      []CellReport `json:"cells"`
+}
+
+// BuildReport compares the profile's targets with the produced configs and
+// the kept dialogues.
+func BuildReport(p *profiles.Profile, configs []dialog.ChatConfig, dialogues []dialog.Dialogue, cfg ReportConfig) *Report {
+	kept := cfg.KeptTurns
+	if kept == nil {
+		kept = func(d dialog.Dialogue) int { return DefaultKeptTurns(d, cfg.MinScore) }
+	}
+	r := &Report{Profile: p.Name, Configs: len(configs), Dialogues: len(dialogues), CellDims: cfg.CellDims}
+	produced := map[string]map[string]int{}
+	keptDist := map[string]map[string]int{}
+	add := func(m map[string]map[string]int, vals map[string]string) {
+		for dim, v := range vals {
+			if m[dim] == nil {
+				m[dim] = map[string]int{}
+			}
+			m[dim][v]++
+		}
+	}
+	for _, c := range configs {
+		add(produced, profiles.ConfigValues(c))
+	}
+	cells := map[string]*CellReport{}
+	var order []string
+	for _, d := range dialogues {
+		vals := profiles.ConfigValues(d.Config)
+		key := cellOf(vals, cfg.CellDims)
+		cr, ok := cells[key]
+		if !ok {
+			cr = &CellReport{Cell: key}
+			cells[key] = cr
+			order = append(order, key)
+		}
+		cr.Dialogues++
+		for _, t := range d.Turns {
+			cr.Turns++
+			for _, cand := range t.Candidates {
+				cr.CostUSD += cand.CostUSD
+			}
+		}
+		if k := kept(d); k > 0 {
+			cr.KeptTurns += k
+			add(keptDist, vals)
+		}
+	}
+	slices.Sort(order)
+	for _, key := range order {
+		cr := cells[key]
+		r.Turns += cr.Turns
+		r.KeptTurns += cr.KeptTurns
+		if cr.Turns > 0 {
+			cr.KeepRate = float64(cr.KeptTurns) / float64(cr.Turns)
+		}
+		if cr.KeptTurns > 0 {
+			per := cr.CostUSD / float64(cr.KeptTurns)
+			cr.CostPerKeptTurn = &per
+		}
+		r.Cells = append(r.Cells, *cr)
+	}
+	if r.Turns > 0 {
+		r.KeepRate = float64(r.KeptTurns) / float64(r.Turns)
+	}
+	for _, dim := range profiles.Dimensions() {
+		r.Dimensions = append(r.Dimensions, dimReport(p, dim, produced[dim], keptDist[dim]))
+	}
+	return r
+}
+
+func cellOf(vals map[string]string, dims []string) string {
+	parts := make([]string, len(dims))
+	for i, d := range dims {
+		parts[i] = vals[d]
+	}
+	return strings.Join(parts, "/")
+}
+
+func dimReport(p *profiles.Profile, dim string, produced, kept map[string]int) DimReport {
+	target := p.Target(dim)
+	dr := DimReport{Dim: dim}
+	values := []string{}
+	for _, w := range p.Dimensions[dim] {
+		values = append(values, w.Value)
+	}
+	for _, m := range []map[string]int{produced, kept} {
+		for _, v := range slices.Sorted(maps.Keys(m)) {
+			if !slices.Contains(values, v) {
+				values = append(values, v) // produced values the profile does not list
+			}
+		}
+	}
+	np, nk := total(produced), total(kept)
+	for _, v := range values {
+		s := Share{Value: v, Target: target[v], ProducedCount: produced[v], KeptCount: kept[v]}
+		if np > 0 {
+			s.Produced = float64(produced[v]) / float64(np)
+		}
+		if nk > 0 {
+			s.Kept = float64(kept[v]) / float64(nk)
+		}
+		dr.Values = append(dr.Values, s)
+	}
+	dr.JSDProduced = JSD(target, Floats(produced))
+	if math.IsNaN(dr.JSDProduced) {
+		dr.JSDProduced = 1
+	}
+	if nk > 0 {
+		j := JSD(target, Floats(kept))
+		dr.JSDKept = &j
+	}
+	return dr
+}
+
+func total(m map[string]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
+	}
+	return n
+}
+
+// WriteTable prints the report for a terminal.
+func (r *Report) WriteTable(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "profile %s: %d configs, %d dialogues, %d turns, %d kept (keep rate %.1f%%)\n\n",
+		r.Profile, r.Configs, r.Dialogues, r.Turns, r.KeptTurns, 100*r.KeepRate)
+	fmt.Fprintln(tw, "dimension\tvalue\ttarget\tproduced\tkept\tJSD produced\tJSD kept")
+	for _, d := range r.Dimensions {
+		for i, s := range d.Values {
+			name, jp, jk := "", "", ""
+			if i == 0 {
+				name, jp, jk = d.Dim, fmt.Sprintf("%.4f", d.JSDProduced), "-"
+				if d.JSDKept != nil {
+					jk = fmt.Sprintf("%.4f", *d.JSDKept)
+				}
+			}
+			kept := "-"
+			if r.Dialogues > 0 {
+				kept = fmt.Sprintf("%.1f%% (%d)", 100*s.Kept, s.KeptCount)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%.1f%%\t%.1f%% (%d)\t%s\t%s\t%s\n", name, s.Value,
+				100*s.Target, 100*s.Produced, s.ProducedCount, kept, jp, jk)
+		}
+	}
+	if len(r.Cells) > 0 {
+		fmt.Fprintf(tw, "\ncell (%s)\tdialogues\tturns\tkept\tkeep rate\tcost USD\tcost/kept turn\n", strings.Join(r.CellDims, "/"))
+		for _, c := range r.Cells {
+			per := "-"
+			if c.CostPerKeptTurn != nil {
+				per = fmt.Sprintf("%.4f", *c.CostPerKeptTurn)
+			}
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.1f%%\t%.4f\t%s\n", c.Cell, c.Dialogues, c.Turns, c.KeptTurns,
+				100*c.KeepRate, c.CostUSD, per)
+		}
+	}
+	return tw.Flush()
+}
+
+// ReadJSONL decodes one T per non-blank line of path. A missing file gives
+// os.ErrNotExist (wrapped); a bad line fails with its line number.
+func ReadJSONL[T any](path string) ([]T, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	defer f.Close()
+	var out []T
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64*1024), 64<<20)
+	line := 0
+	for sc.Scan() {
+		line++
+		if len(strings.TrimSpace(sc.Text())) == 0 {
+			continue
+		}
+		var v T
+		if err := json.Unmarshal(sc.Bytes(), &v); err != nil {
+			return nil, fmt.Errorf("read %s line %d: %w", path, line, err)
+		}
+		out = append(out, v)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("read %s line %d: %w", path, line+1, err)
+	}
+	return out, nil
+}
+
+// ReadRun reads a run's configs and, if the file exists, its dialogues.
+func ReadRun(configsPath, dialoguesPath string) ([]dialog.ChatConfig, []dialog.Dialogue, error) {
+	configs, err := ReadJSONL[dialog.ChatConfig](configsPath)
+	if err != nil {
+		return nil, nil, err
+	}
+	dialogues, err := ReadJSONL[dialog.Dialogue](dialoguesPath)
+	if errors.Is(err, os.ErrNotExist) {
+		return configs, nil, nil
+	}
+	return configs, dialogues, err
+}

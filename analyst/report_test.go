@@ -1,0 +1,96 @@
+package analyst
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"dialogfarm/dialog"
+	"dialogfarm/profiles"
+)
+
+func cfgFor(id, intent, lang string) dialog.ChatConfig {
+	return dialog.ChatConfig{ID: id, Intent: intent, Language: lang, Instruction: "free_text", Trigger: "panel",
+		CursorBehaviour: "inside_function", Reference: "enclosing_function", Locale: "en", Difficulty: "easy",
+		QueryStyle: "terse", Turns: []dialog.TurnSpec{{Query: "q"}}}
+}
+
+func turn(score float64, cost float64) dialog.Turn {
+	return dialog.Turn{Exchange: dialog.Exchange{
+		Answer:     "shown",
+		Candidates: []dialog.Candidate{{Text: "other", CostUSD: cost / 2}, {Text: "shown", CostUSD: cost / 2}},
+		Verdicts:   []dialog.Verdict{{Candidate: 0, Score: 5, Rank: 1}, {Candidate: 1, Score: score, Rank: 2}},
+	}}
+}
+
+func TestBuildReport(t *testing.T) {
+	p := loadProfile(t, "testdata/linked.yaml")
+	configs := []dialog.ChatConfig{cfgFor("a", "explain", "go"), cfgFor("b", "explain", "go"), cfgFor("c", "fix", "python"), cfgFor("d", "fix", "python")}
+	offline := turn(5, 0)
+	offline.Offline = true
+	dialogues := []dialog.Dialogue{
+		// kept: the first turn only (the second scored 4; a 5 after it would not count)
+		{ConfigID: "a", Status: "ok", Config: configs[0], Turns: []dialog.Turn{turn(5, 0.01), turn(4, 0.01), turn(5, 0.02)}},
+		{ConfigID: "b", Status: "ok", Config: configs[1], Turns: []dialog.Turn{turn(3, 0.02)}},
+		{ConfigID: "c", Status: "ok", Config: configs[2], Turns: []dialog.Turn{turn(5, 0.03)}},
+		{ConfigID: "d", Status: "ok", Config: configs[3], Turns: []dialog.Turn{offline}},
+		{ConfigID: "e", Status: "failed", Config: configs[3], Turns: []dialog.Turn{turn(5, 0)}},
+	}
+	r := BuildReport(p, configs, dialogues, DefaultReportConfig())
+	if r.Turns != 7 || r.KeptTurns != 2 || math.Abs(r.KeepRate-2.0/7) > 1e-12 {
+		t.Errorf("turns %d kept %d rate %v", r.Turns, r.KeptTurns, r.KeepRate)
+	}
+	var intent DimReport
+	for _, d := range r.Dimensions {
+		if d.Dim == profiles.DimIntent {
+			intent = d
+		}
+	}
+	// target intent: explain 3, fix 3, tests 2, docs 1, optimize 1, generate 1 (of 11);
+	// produced: explain 2, fix 2 → JSD by hand from the same formula.
+	want := JSD(p.Target(profiles.DimIntent), map[string]float64{"explain": 2, "fix": 2})
+	if math.Abs(intent.JSDProduced-want) > 1e-12 || intent.JSDKept == nil {
+		t.Errorf("intent JSD %v (want %v), kept %v", intent.JSDProduced, want, intent.JSDKept)
+	}
+	// kept dialogues: a (explain) and c (fix): kept shares 50/50.
+	for _, s := range intent.Values {
+		if (s.Value == "explain" || s.Value == "fix") && (s.KeptCount != 1 || s.Kept != 0.5) {
+			t.Errorf("kept share %+v", s)
+		}
+	}
+	if len(r.Cells) != 2 || r.Cells[0].Cell != "explain/go" || r.Cells[0].KeptTurns != 1 ||
+		math.Abs(*r.Cells[0].CostPerKeptTurn-0.06) > 1e-12 || r.Cells[1].Cell != "fix/python" || r.Cells[1].Dialogues != 3 {
+		t.Errorf("cells %+v", r.Cells)
+	}
+	var buf bytes.Buffer
+	if err := r.WriteTable(&buf); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"keep rate 28.6%", "explain/go", "JSD produced"} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, buf.String())
+		}
+	}
+}
+
+func TestReadRunWithoutDialogues(t *testing.T) {
+	dir := t.TempDir()
+	var b strings.Builder
+	for _, c := range []dialog.ChatConfig{cfgFor("a", "explain", "go"), cfgFor("b", "fix", "go")} {
+		line, _ := json.Marshal(c)
+		b.Write(append(line, '\n'))
+	}
+	os.WriteFile(filepath.Join(dir, "configs.jsonl"), []byte(b.String()+"\n"), 0o644)
+	configs, dialogues, err := ReadRun(filepath.Join(dir, "configs.jsonl"), filepath.Join(dir, "dialogues.jsonl"))
+	if err != nil || len(configs) != 2 || dialogues != nil {
+		t.Fatalf("ReadRun = %d, %v, %v", len(configs), dialogues, err)
+	}
+	os.WriteFile(filepath.Join(dir, "bad.jsonl"), []byte("{}\n{oops\n"), 0o644)
+	if _, err := ReadJSONL[dialog.ChatConfig](filepath.Join(dir, "bad.jsonl")); err == nil || !strings.Contains(err.Error(), "line 2") {
+		t.Errorf("bad line error = %v", err)
+	}
+}

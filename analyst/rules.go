@@ -1,0 +1,304 @@
+package analyst
+
+import (
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode"
+
+	"dialogfarm/dialog"
+	"dialogfarm/profiles"
+)
+
+// Session is one logged dialogue: its first query and how many it had.
+type Session struct {
+	ID    string
+	First Record
+	Turns int
+}
+
+// GroupSessions groups records by session, in order of first appearance;
+// a session's first record is the one with the lowest turn number (log
+// order breaks ties and stands in when turns are not logged).
+func GroupSessions(recs []Record) []Session {
+	idx := map[string]int{}
+	var out []Session
+	for _, r := range recs {
+		i, ok := idx[r.SessionID]
+		if !ok {
+			idx[r.SessionID] = len(out)
+			out = append(out, Session{ID: r.SessionID, First: r, Turns: 1})
+			continue
+		}
+		out[i].Turns++
+		if r.Turn > 0 && (out[i].First.Turn == 0 || r.Turn < out[i].First.Turn) {
+			out[i].First = r
+		}
+	}
+	return out
+}
+
+// Observed holds the dimensions read off a session by rules. Language is
+// "" when the session's language is unknown or not one dialogfarm
+// supports (RawLanguage then says what it was). CommandIntent is the intent
+// a plugin or slash command fixes, "" for free text. Defaulted lists the
+// dimensions that fell back to a default for lack of logged data.
+type Observed struct {
+	Language, RawLanguage                    string
+	Cursor, Reference, Trigger, Instruction  string
+	Locale, Turns, QueryStyle, CommandIntent string
+	Defaulted                                []string
+}
+
+// Observe derives the rule-based dimensions of a session.
+func Observe(s Session) Observed {
+	r := s.First
+	var o Observed
+	o.Language, o.RawLanguage = languageOf(r)
+	o.CommandIntent, o.Instruction, o.Trigger = instructionOf(r, &o.Defaulted)
+	o.Cursor = cursorOf(r, &o.Defaulted)
+	o.Reference = referenceOf(r.Query, o.Cursor)
+	o.Locale = DetectLocale(r.Query)
+	o.Turns = strconv.Itoa(min(s.Turns, profiles.MaxTurns))
+	o.QueryStyle = QueryStyle(r.Query)
+	if o.Instruction == dialog.InstructionCommand {
+		o.QueryStyle = profiles.StyleTerse
+	}
+	return o
+}
+
+func languageOf(r Record) (lang, raw string) {
+	aliases := map[string]string{
+		"go": "go", "golang": "go",
+		"python": "python", "python3": "python", "py": "python",
+		"javascript": "javascript", "js": "javascript", "javascriptreact": "javascript", "jsx": "javascript", "node": "javascript",
+		"typescript": "typescript", "ts": "typescript", "typescriptreact": "typescript", "tsx": "typescript",
+		"java": "java",
+	}
+	exts := map[string]string{".go": "go", ".py": "python", ".pyi": "python", ".js": "javascript", ".mjs": "javascript",
+		".cjs": "javascript", ".jsx": "javascript", ".ts": "typescript", ".tsx": "typescript", ".mts": "typescript",
+		".cts": "typescript", ".java": "java"}
+	if l := strings.ToLower(r.Language); l != "" {
+		return aliases[l], l
+	}
+	if ext := strings.ToLower(filepath.Ext(r.File)); ext != "" {
+		return exts[ext], "ext:" + ext
+	}
+	return "", "unknown"
+}
+
+func triggerOf(raw string) string {
+	aliases := map[string]string{
+		"panel": dialog.TriggerPanel, "chat": dialog.TriggerPanel, "sidebar": dialog.TriggerPanel,
+		"side_panel": dialog.TriggerPanel, "chat_panel": dialog.TriggerPanel, "view": dialog.TriggerPanel,
+		"activity_bar": dialog.TriggerPanel, "webview": dialog.TriggerPanel,
+		"palette": dialog.TriggerPalette, "command_palette": dialog.TriggerPalette, "commandpalette": dialog.TriggerPalette,
+		"keybinding": dialog.TriggerKeybinding, "shortcut": dialog.TriggerKeybinding, "hotkey": dialog.TriggerKeybinding,
+		"keyboard": dialog.TriggerKeybinding, "keybind": dialog.TriggerKeybinding,
+		"context_menu": dialog.TriggerContextMenu, "contextmenu": dialog.TriggerContextMenu,
+		"right_click": dialog.TriggerContextMenu, "editor_context": dialog.TriggerContextMenu, "menu": dialog.TriggerContextMenu,
+	}
+	key := strings.ReplaceAll(strings.ToLower(raw), "-", "_")
+	key = strings.ReplaceAll(key, " ", "_")
+	return aliases[key]
+}
+
+// commandIntent maps a logged plugin command ("askplugin.fixSelection",
+// "fix", "/tests") to its intent, or "".
+func commandIntent(raw string) string {
+	c := strings.ToLower(strings.TrimSpace(raw))
+	c = strings.TrimPrefix(c, "askplugin.")
+	c = strings.TrimPrefix(c, "/")
+	switch c {
+	case "explain", "explainselection":
+		return profiles.IntentExplain
+	case "fix", "fixselection":
+		return profiles.IntentFix
+	case "tests", "test", "writetests":
+		return profiles.IntentTests
+	case "doc", "docs", "adddocs":
+		return profiles.IntentDocs
+	case "optimize", "optimise":
+		return profiles.IntentOptimize
+	}
+	return ""
+}
+
+// slashIntent returns the intent of a query starting with one of the
+// plugin's slash commands, or "".
+func slashIntent(query string) string {
+	q := strings.TrimSpace(query)
+	if !strings.HasPrefix(q, "/") {
+		return ""
+	}
+	word, _, _ := strings.Cut(q, " ")
+	word, _, _ = strings.Cut(word, "\n")
+	for intent, cmd := range profiles.SlashCommands() {
+		if strings.EqualFold(word, cmd) {
+			return intent
+		}
+	}
+	return ""
+}
+
+func instructionOf(r Record, defaulted *[]string) (intent, instruction, trigger string) {
+	cmd := commandIntent(r.Command)
+	_, isPluginCmd := profiles.PluginCommands()[cmd]
+	trigger = triggerOf(r.Trigger)
+	if trigger == "" {
+		*defaulted = append(*defaulted, profiles.DimTrigger)
+		trigger = dialog.TriggerPanel
+		if isPluginCmd {
+			trigger = dialog.TriggerPalette
+		}
+	}
+	switch {
+	case isPluginCmd && trigger != dialog.TriggerPanel:
+		return cmd, dialog.InstructionCommand, trigger
+	case slashIntent(r.Query) != "":
+		return slashIntent(r.Query), dialog.InstructionSlash, trigger
+	case cmd != "":
+		// A command logged from the panel was typed as its slash form.
+		return cmd, dialog.InstructionSlash, trigger
+	}
+	return "", dialog.InstructionFreeText, trigger
+}
+
+var deictic = regexp.MustCompile(`(?i)\b(this|that|these|here|it|function|method|func|class)\b|这|此|该|函数|方法|この|ここ|関数|этот|эта|это|функци|este|esta|esto|función|dies|diese|dieser|funktion|cette|ce|cet|fonction`)
+
+func cursorOf(r Record, defaulted *[]string) string {
+	sel := r.Selection
+	if !sel.Present {
+		switch {
+		case r.InFunction != nil && *r.InFunction:
+			return profiles.CursorInsideFunction
+		case r.InFunction != nil:
+			return profiles.CursorIdle
+		case r.FunctionLines > 0:
+			return profiles.CursorInsideFunction
+		}
+		*defaulted = append(*defaulted, profiles.DimCursor)
+		if deictic.MatchString(r.Query) {
+			return profiles.CursorInsideFunction
+		}
+		return profiles.CursorIdle
+	}
+	lines := sel.Lines
+	if lines == 0 {
+		lines = max(1, sel.Chars/40)
+	}
+	switch {
+	case r.FileLines > 0 && lines >= r.FileLines-1:
+		return profiles.CursorWholeFile
+	case lines == 1:
+		return profiles.CursorSingleLine
+	case r.FunctionLines > 0 && abs(lines-r.FunctionLines) <= 1:
+		return profiles.CursorWholeFunction
+	case looksLikeWholeFunction(sel.Text):
+		return profiles.CursorWholeFunction
+	}
+	return profiles.CursorPartialBlock
+}
+
+var funcHead = regexp.MustCompile(`^\s*(@\w+.*\n\s*)*((export|default|async|static|public|private|protected)\s+)*(def|func|function)\b|^\s*((public|private|protected|static|final|abstract|synchronized|export|default)\s+)*[\w<>\[\], ?]+\s+\w+\s*\([^)]*\)\s*(throws [\w., ]+)?\s*\{`)
+
+// looksLikeWholeFunction: the text starts with a function header and, for
+// brace languages, ends with the brace that closes it.
+func looksLikeWholeFunction(text string) bool {
+	t := strings.TrimSpace(text)
+	if t == "" || !funcHead.MatchString(t) {
+		return false
+	}
+	if strings.HasPrefix(t, "def ") || strings.HasPrefix(t, "async def ") || strings.HasPrefix(t, "@") {
+		return true
+	}
+	return strings.HasSuffix(t, "}") && strings.Count(t, "{") == strings.Count(t, "}")
+}
+
+var (
+	multiFiles = regexp.MustCompile(`(?i)\b(these|both|all|other|two|multiple|several|open)\s+files?\b|\bacross\s+(the\s+)?files\b|\bbetween\s+\S+\s+and\s+\S+\.\w+|这些文件|多个文件|两个文件|其他文件|ファイル間|複数のファイル|этих файл|varios archivos|mehrere dateien|plusieurs fichiers`)
+	thisFile   = regexp.MustCompile(`(?i)\b(this|the|whole|entire|current)\s+file\b|这个文件|本文件|整个文件|当前文件|このファイル|этот файл|este archivo|diese datei|ce fichier`)
+)
+
+func referenceOf(query, cursor string) string {
+	switch {
+	case multiFiles.MatchString(query):
+		return profiles.RefOpenFiles
+	case cursor == profiles.CursorWholeFile || thisFile.MatchString(query):
+		return profiles.RefCurrentFile
+	case slices.Contains([]string{profiles.CursorWholeFunction, profiles.CursorPartialBlock, profiles.CursorSingleLine}, cursor):
+		return profiles.RefSelection
+	case cursor == profiles.CursorInsideFunction && deictic.MatchString(query):
+		return profiles.RefEnclosingFunction
+	}
+	return profiles.RefNone
+}
+
+// QueryStyle classifies a query's length (terse: up to 6 words, verbose:
+// more than 30; a CJK character counts as half a word) and whether code is
+// pasted into it (a fenced block, or two or more lines that look like code).
+func QueryStyle(query string) string {
+	prose, code := splitCode(query)
+	words := 0.0
+	for _, f := range strings.Fields(prose) {
+		cjk := 0
+		for _, r := range f {
+			if unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul) {
+				cjk++
+			}
+		}
+		if cjk > 0 {
+			words += float64(cjk)/2 + 0.5
+		} else {
+			words++
+		}
+	}
+	style := profiles.StyleNormal
+	switch {
+	case words <= 6:
+		style = profiles.StyleTerse
+	case words > 30:
+		style = profiles.StyleVerbose
+	}
+	if code {
+		style += "_code"
+	}
+	return style
+}
+
+var codeLine = regexp.MustCompile(`[;{}]\s*$|^\s*(def|func|function|class|return|import|const|let|var|if|for|while|public|private)\b.*[(:{=]|^\s{4,}\S|=>|\w\(.*\)\s*$`)
+
+// splitCode separates pasted code (fenced blocks, code-looking lines)
+// from the prose of a query.
+func splitCode(query string) (prose string, hasCode bool) {
+	var out []string
+	inFence, codeLines := false, 0
+	for _, line := range strings.Split(query, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "```") {
+			inFence = !inFence
+			hasCode = true
+			continue
+		}
+		if inFence {
+			continue
+		}
+		if codeLine.MatchString(line) && strings.Contains(query, "\n") {
+			codeLines++
+			continue
+		}
+		out = append(out, line)
+	}
+	if codeLines >= 2 {
+		hasCode = true
+	}
+	return strings.Join(out, "\n"), hasCode
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
+}

@@ -1,0 +1,85 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"dialogfarm/analyst"
+	"dialogfarm/profiles"
+)
+
+func reportCmd(a *app) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "report",
+		Short: "Compare a run's configs and kept dialogues with its profile",
+		Long: `report prints, per dimension, the profile's target distribution, the
+produced configs' distribution and the kept (5-point) dialogues' distribution,
+with the Jensen–Shannon divergence (bits) of each against the target, and the
+keep rate and cost per kept turn per cell; it also writes the report as JSON.
+Without a dialogues file only target and produced are compared.`,
+		Args: cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error { return a.report() },
+	}
+	f := cmd.Flags()
+	f.String("profile", "", "profile YAML or built-in name (required)")
+	f.String("run", "", "run folder holding configs.jsonl and dialogues.jsonl")
+	f.String("configs", "", "chat configs JSONL (default RUN/configs.jsonl)")
+	f.String("dialogues", "", "dialogue records JSONL (default RUN/dialogues.jsonl; optional)")
+	f.String("json", "", "report JSON to write (default RUN/report.json; - for stdout only)")
+	f.StringSlice("cells", analyst.DefaultReportConfig().CellDims, "dimensions forming the keep-rate and cost cells")
+	f.Float64("min-score", analyst.DefaultReportConfig().MinScore, "lowest score a kept turn may have")
+	return cmd
+}
+
+func (a *app) report() error {
+	path, run := a.v.GetString("profile"), a.v.GetString("run")
+	configsPath, dialoguesPath, jsonPath := a.v.GetString("configs"), a.v.GetString("dialogues"), a.v.GetString("json")
+	if configsPath == "" && run != "" {
+		configsPath = filepath.Join(run, "configs.jsonl")
+	}
+	if dialoguesPath == "" && run != "" {
+		dialoguesPath = filepath.Join(run, "dialogues.jsonl")
+	}
+	if jsonPath == "" && run != "" {
+		jsonPath = filepath.Join(run, "report.json")
+	}
+	if path == "" || configsPath == "" {
+		return errors.New("report: --profile and --run (or --configs) are required")
+	}
+	p, err := profiles.Load(path)
+	if err != nil {
+		return err
+	}
+	configs, dialogues, err := analyst.ReadRun(configsPath, dialoguesPath)
+	if err != nil {
+		return err
+	}
+	cfg := analyst.DefaultReportConfig()
+	cfg.CellDims, cfg.MinScore = a.v.GetStringSlice("cells"), a.v.GetFloat64("min-score")
+	for _, d := range cfg.CellDims {
+		if profiles.DimIndex(d) < 0 {
+			return fmt.Errorf("report: --cells: unknown dimension %q", d)
+		}
+	}
+	r := analyst.BuildReport(p, configs, dialogues, cfg)
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode report: %w", err)
+	}
+	if jsonPath == "-" || jsonPath == "" {
+		_, err := fmt.Fprintln(a.stdout, string(data))
+		return err
+	}
+	if err := r.WriteTable(a.stdout); err != nil {
+		return err
+	}
+	if err := profiles.WriteFileAtomic(jsonPath, append(data, '\n')); err != nil {
+		return err
+	}
+	fmt.Fprintf(a.stdout, "\nJSON: %s\n", jsonPath)
+	return nil
+}

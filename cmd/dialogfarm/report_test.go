@@ -1,0 +1,44 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"dialogfarm/analyst"
+	"dialogfarm/dialog"
+)
+
+// TestReportOnRecordedRun reports on the sft package's recorded dialogues,
+// their configs written out as the run's configs.jsonl.
+func TestReportOnRecordedRun(t *testing.T) {
+	run := t.TempDir()
+	src := fixtureDialogues(t)
+	dialogues, err := analyst.ReadJSONL[dialog.Dialogue](src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for _, d := range dialogues {
+		line, _ := json.Marshal(d.Config)
+		b.Write(append(line, '\n'))
+	}
+	os.WriteFile(filepath.Join(run, "configs.jsonl"), []byte(b.String()), 0o644)
+	data, _ := os.ReadFile(src)
+	os.WriteFile(filepath.Join(run, "dialogues.jsonl"), data, 0o644)
+
+	out := runFront(t, "report", "--profile", "default", "--run", run)
+	if !strings.Contains(out, "11 dialogues") || !strings.Contains(out, "cost/kept turn") {
+		t.Errorf("report output:\n%s", out)
+	}
+	var r analyst.Report
+	raw, err := os.ReadFile(filepath.Join(run, "report.json"))
+	if err != nil || json.Unmarshal(raw, &r) != nil {
+		t.Fatalf("report.json: %v", err)
+	}
+	if r.Dialogues != 11 || r.KeptTurns == 0 || len(r.Dimensions) != 10 || len(r.Cells) == 0 {
+		t.Errorf("report %+v", r)
+	}
+}

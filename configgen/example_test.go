@@ -1,0 +1,34 @@
+package configgen_test
+
+import (
+	"context"
+	"fmt"
+
+	"dialogfarm/configgen"
+	"dialogfarm/dialog"
+)
+
+// A driver asks for each follow-up after the plugin showed an answer.
+// Without a model the writer uses the locale's template for the kind the
+// config's policy names.
+func ExampleFollowUpWriter() {
+	w := configgen.NewFollowUpWriter(configgen.DefaultModelConfig()) // no model: templates
+	cfg := dialog.ChatConfig{ID: "c1", Locale: "en", Turns: []dialog.TurnSpec{{Query: "/explain"}},
+		FollowUp: &dialog.FollowUpPolicy{Kinds: []string{"ask_example"}}}
+	history := []dialog.Turn{{Query: "/explain", Shown: "It sums the list."}}
+	next, err := w.Next(context.Background(), cfg, history)
+	fmt.Println(next, err)
+	_, err = w.Next(context.Background(), cfg, append(history, dialog.Turn{Query: next}))
+	fmt.Println(err)
+	// Output:
+	// Can you show a small usage example? <nil>
+	// configgen: the config asks for no further follow-up
+}
+
+func ExampleDetectSecrets() {
+	src := "password = \"changeme\"\nDSN = \"postgres://app:s3cr3tPass@db/app\"\n"
+	for _, f := range configgen.DetectSecrets([]byte(src)) {
+		fmt.Println(f.Line, f.Kind)
+	}
+	// Output: 2 url-credentials
+}

@@ -1,0 +1,5 @@
+package gen
+
+func Y() int {
+	return 2
+}

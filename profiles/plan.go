@@ -1,0 +1,170 @@
+package profiles
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"dialogfarm/dialog"
+)
+
+// PlanVersion is the plan.json format version.
+const PlanVersion = 1
+
+// Plan is a production plan: how many dialogues to produce in each cell of
+// the profile (one value per dimension). The analyst makes it; configgen
+// turns each counted cell into that many chat configs.
+type Plan struct {
+	Version     int    `json:"version"`
+	ID          string `json:"id"`
+	Profile     string `json:"profile"`
+	ProfileHash string `json:"profile_sha256"`
+	Seed        int64  `json:"seed"`
+	N           int    `json:"n"`
+	// Dimensions is the canonical dimension order of Cell.Values keys.
+	Dimensions []string `json:"dimensions"`
+	// Targets are the profile's normalised weights; Quotas the integer
+	// number of dialogues per value (summing to N in each dimension).
+	Targets map[string]map[string]float64 `json:"targets"`
+	Quotas  map[string]map[string]int     `json:"quotas"`
+	Cells   []Cell                        `json:"cells"`
+}
+
+// Cell is one combination of dimension values and its dialogue count.
+type Cell struct {
+	Key    string            `json:"key"`
+	Values map[string]string `json:"values"`
+	Count  int               `json:"count"`
+}
+
+// CellKey joins a combination's values in canonical dimension order.
+func CellKey(values map[string]string) string {
+	parts := make([]string, 0, 10)
+	for _, dim := range Dimensions() {
+		parts = append(parts, values[dim])
+	}
+	return strings.Join(parts, "/")
+}
+
+// Rows expands the plan's cells into one combination per dialogue, in cell
+// order; row i becomes config i.
+func (pl *Plan) Rows() []map[string]string {
+	out := make([]map[string]string, 0, pl.N)
+	for _, c := range pl.Cells {
+		for range c.Count {
+			out = append(out, c.Values)
+		}
+	}
+	return out
+}
+
+// Check verifies the plan's invariants against its profile: the cells sum
+// to N, every cell satisfies the constraints, each dimension's counts equal
+// its quotas and every quota is within one unit of N times the target.
+func (pl *Plan) Check(p *Profile) error {
+	total := 0
+	counts := map[string]map[string]int{}
+	for _, c := range pl.Cells {
+		if c.Count <= 0 {
+			return fmt.Errorf("plan %s: cell %s: count %d", pl.ID, c.Key, c.Count)
+		}
+		if !p.Allows(c.Values) {
+			return fmt.Errorf("plan %s: cell %s breaks the profile's constraints", pl.ID, c.Key)
+		}
+		total += c.Count
+		for dim, v := range c.Values {
+			if counts[dim] == nil {
+				counts[dim] = map[string]int{}
+			}
+			counts[dim][v] += c.Count
+		}
+	}
+	if total != pl.N {
+		return fmt.Errorf("plan %s: cells sum to %d, want n=%d", pl.ID, total, pl.N)
+	}
+	for _, dim := range Dimensions() {
+		for v, share := range p.Target(dim) {
+			q := pl.Quotas[dim][v]
+			if counts[dim][v] != q {
+				return fmt.Errorf("plan %s: %s=%s: %d dialogues, quota %d", pl.ID, dim, v, counts[dim][v], q)
+			}
+			if math.Abs(float64(q)-share*float64(pl.N)) >= 1 {
+				return fmt.Errorf("plan %s: %s=%s: quota %d is not within one unit of %.3f", pl.ID, dim, v, q, share*float64(pl.N))
+			}
+		}
+	}
+	return nil
+}
+
+// ReadPlan reads a plan.json.
+func ReadPlan(path string) (*Plan, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read plan: %w", err)
+	}
+	var pl Plan
+	if err := json.Unmarshal(data, &pl); err != nil {
+		return nil, fmt.Errorf("read plan %s: %w", path, err)
+	}
+	if pl.Version != PlanVersion {
+		return nil, fmt.Errorf("read plan %s: version %d, want %d", path, pl.Version, PlanVersion)
+	}
+	return &pl, nil
+}
+
+// WritePlan writes the plan as indented JSON, atomically.
+func WritePlan(path string, pl *Plan) error {
+	data, err := json.MarshalIndent(pl, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode plan: %w", err)
+	}
+	return WriteFileAtomic(path, append(data, '\n'))
+}
+
+// WriteFileAtomic writes data to a temporary file next to path and renames
+// it into place, so readers see either the old or the new file, never a
+// partial one.
+func WriteFileAtomic(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	tmp := f.Name()
+	_, werr := f.Write(data)
+	if werr == nil {
+		werr = f.Sync()
+	}
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Rename(tmp, path)
+	}
+	if werr != nil {
+		_ = os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", path, werr)
+	}
+	return nil
+}
+
+// ConfigValues reads a chat config's profile cell: one value per dimension
+// ("" where the config does not say).
+func ConfigValues(c dialog.ChatConfig) map[string]string {
+	return map[string]string{
+		DimIntent:      c.Intent,
+		DimInstruction: c.Instruction,
+		DimTrigger:     c.Trigger,
+		DimCursor:      c.CursorBehaviour,
+		DimReference:   c.Reference,
+		DimLanguage:    c.Language,
+		DimLocale:      c.Locale,
+		DimTurns:       strconv.Itoa(c.TotalTurns()),
+		DimDifficulty:  c.Difficulty,
+		DimQueryStyle:  c.QueryStyle,
+	}
+}
