@@ -62,6 +62,18 @@ func (c ChatConfig) Validate() error {
 	case len(c.Turns) == 0:
 		return bad("turns", "needs at least one turn")
 	}
+	for i, f := range c.OpenFiles {
+		if f == "" || strings.HasPrefix(f, "/") || slices.Contains(strings.Split(f, "/"), "..") {
+			return bad(fmt.Sprintf("open_files[%d]", i), "must be a path inside the repository, got %q", f)
+		}
+	}
+	if c.FollowUp != nil {
+		for i, k := range c.FollowUp.Kinds {
+			if strings.TrimSpace(k) == "" {
+				return bad(fmt.Sprintf("follow_up.kinds[%d]", i), "is empty")
+			}
+		}
+	}
 	if c.Cursor != nil {
 		if err := c.Cursor.check(); err != nil {
 			return bad("cursor", "%v", err)

@@ -196,7 +196,10 @@ func (s *Session) Drive(ctx context.Context, cfg dialog.ChatConfig) (d dialog.Di
 	if err := s.setupSteps(cfg, src).run(ctx, &d.Setup); err != nil {
 		return fail(err)
 	}
-	for i := range cfg.Turns {
+	if cfg.TotalTurns() > len(cfg.Turns) && s.followUps == nil {
+		return fail(fmt.Errorf("%w: %d follow-up turns need a follow-up writer (a user-simulator model or templates)", ErrConfig, cfg.TotalTurns()-len(cfg.Turns)))
+	}
+	for i := range cfg.TotalTurns() {
 		turn, err := s.driveTurn(ctx, cfg, i, d.Turns)
 		d.Turns = append(d.Turns, turn)
 		if turn.Offline {
@@ -229,8 +232,13 @@ func (s *Session) setupSteps(cfg dialog.ChatConfig, src *sourceFile) Steps {
 	steps := Steps{
 		{Name: "open_workspace", Timeout: t.Load, Do: func(ctx context.Context) error { return s.open(ctx, cfg.Repo) }},
 		{Name: "reset", Timeout: t.Step, Do: s.reset},
-		{Name: "open_file", Timeout: t.Step, Do: func(ctx context.Context) error { return s.win.openFile(ctx, cfg.File) }},
 	}
+	// Other files the question refers to are opened first, as tabs behind
+	// the file the developer works in.
+	for _, f := range cfg.OpenFiles {
+		steps = append(steps, Step{Name: "open_other_file", Timeout: t.Step, Do: func(ctx context.Context) error { return s.win.openFile(ctx, f) }})
+	}
+	steps = append(steps, Step{Name: "open_file", Timeout: t.Step, Do: func(ctx context.Context) error { return s.win.openFile(ctx, cfg.File) }})
 	if cfg.Cursor == nil && cfg.Selection == nil {
 		// No position asked for: the cursor goes to the top of the file
 		// (Ctrl+Home), not wherever Quick Open's history put it.
@@ -377,10 +385,14 @@ func (s *Session) driveTurn(ctx context.Context, cfg dialog.ChatConfig, i int, h
 // query returns the text to type for turn i: the config's, or one the
 // follow-up writer makes from the dialogue so far.
 func (s *Session) query(ctx context.Context, cfg dialog.ChatConfig, i int, history []dialog.Turn) (string, error) {
-	if q := cfg.Turns[i].Query; q != "" || s.followUps == nil {
-		return q, nil
+	if i < len(cfg.Turns) {
+		return cfg.Turns[i].Query, nil
 	}
-	return s.followUps.Next(ctx, cfg, history)
+	q, err := s.followUps.Next(ctx, cfg, history)
+	if err != nil {
+		return "", fmt.Errorf("write follow-up %d: %w", i+1, err)
+	}
+	return q, nil
 }
 
 // send types the query into the chat input and presses Enter.
