@@ -139,3 +139,19 @@ func DefaultConfig() Config {
 		RespondTimeout: 10 * time.Minute,
 	}
 }
+
+// soleCandidate asks r for one answer to msgs and returns it as the only
+// candidate, named member: a one-model "pool" for the judge.
+func soleCandidate(ctx context.Context, r Responder, member string, msgs []dialog.Message, temperature *float32) ([]dialog.Candidate, error) {
+	req := Request{Messages: make([]Message, len(msgs)), Temperature: temperature}
+	for i, m := range msgs {
+		req.Messages[i] = Message{Role: m.Role, Content: m.Content}
+	}
+	start := time.Now()
+	ans, err := r.Respond(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	return []dialog.Candidate{{Member: member, Model: ans.Model, Text: ans.Text, Offline: ans.Offline,
+		Seconds: time.Since(start).Seconds()}}, nil
+}

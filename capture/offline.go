@@ -1,6 +1,8 @@
 package capture
 
 import (
+	"dialogfarm/dialog"
+
 	"context"
 	"fmt"
 	"regexp"
@@ -31,6 +33,12 @@ func (Offline) Respond(ctx context.Context, req Request) (Answer, error) {
 	}
 	ans.Text = offlineText(req)
 	return ans, nil
+}
+
+// Candidates makes the placeholder the only candidate of a pool, so an
+// offline run goes through the judge (rules-only) like a real one.
+func (o Offline) Candidates(ctx context.Context, msgs []dialog.Message, temperature *float32) ([]dialog.Candidate, error) {
+	return soleCandidate(ctx, o, "offline", msgs, temperature)
 }
 
 // prompt is what the offline stand-in reads from a user message the

@@ -1,6 +1,8 @@
 package capture
 
 import (
+	"dialogfarm/dialog"
+
 	"context"
 	"errors"
 	"fmt"
@@ -91,6 +93,12 @@ func NewOpenAI(cfg OpenAIConfig, log *zap.Logger) (*OpenAI, error) {
 
 // Name is "openai".
 func (o *OpenAI) Name() string { return "openai" }
+
+// Candidates makes the upstream model's answer the only candidate of a
+// pool, so that its answers are judged (and can be exported) like a pool's.
+func (o *OpenAI) Candidates(ctx context.Context, msgs []dialog.Message, temperature *float32) ([]dialog.Candidate, error) {
+	return soleCandidate(ctx, o, "openai", msgs, temperature)
+}
 
 // Respond asks the upstream model, non-streaming, with the request's
 // messages (roles and contents exactly) and the configured model, or the

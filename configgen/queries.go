@@ -137,7 +137,7 @@ type queryWriter struct {
 	// configs with the same prompt pay for one call.
 	flight map[string]chan struct{}
 	file   *os.File // nil without a cache path
-	err   error    // first error appending to the cache
+	err    error    // first error appending to the cache
 }
 
 type cacheLine struct {

@@ -104,7 +104,7 @@ func (c ChatConfig) Validate() error {
 		if c.Trigger == TriggerPanel {
 			return bad("trigger", "a command instruction runs a plugin command: use palette, keybinding or context_menu, not panel")
 		}
-		if _, ok := CommandTitles[strings.TrimSpace(c.Turns[0].Query)]; !ok {
+		if _, ok := CommandTitles[c.Turns[0].Query]; !ok {
 			return bad("turns[0].query", "a command instruction names one of %s, got %q", strings.Join(commandNames(), ", "), c.Turns[0].Query)
 		}
 	}

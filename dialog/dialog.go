@@ -205,6 +205,8 @@ type Candidate struct {
 	TokensCounted    bool    `json:"tokens_counted,omitempty"`
 	CostUSD          float64 `json:"cost_usd"`
 	Cached           bool    `json:"cached,omitempty"`
+	// Offline marks a placeholder from the offline stand-in.
+	Offline bool `json:"offline,omitempty"`
 }
 
 // Deduction is one named rule that fired against a candidate.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"github.com/go-rod/rod"
 	"github.com/go-rod/rod/lib/launcher"
@@ -35,6 +36,7 @@ type Browser struct {
 	launcher *launcher.Launcher
 	rod      *rod.Browser
 	version  string
+	dialogs  sync.WaitGroup // dialog-accepting loops, one per window
 }
 
 // LaunchBrowser starts Chromium with flags that keep it off the network and
@@ -106,6 +108,17 @@ func (b *Browser) NewWindow() (*rod.Page, error) {
 	if err := (proto.EmulationSetDeviceMetricsOverride{Width: w, Height: h, DeviceScaleFactor: 1}).Call(page); err != nil {
 		return nil, fmt.Errorf("size browser window: %w", err)
 	}
+	// Accept JavaScript dialogs (an editor left dirty by a failed config
+	// asks "leave site?" on reload), so that no dialog blocks the window.
+	// The loop ends when the page or the browser goes away.
+	wait := page.EachEvent(func(e *proto.PageJavascriptDialogOpening) {
+		_ = proto.PageHandleJavaScriptDialog{Accept: true}.Call(page)
+	})
+	b.dialogs.Add(1)
+	go func() {
+		defer b.dialogs.Done()
+		wait()
+	}()
 	return page, nil
 }
 
@@ -123,4 +136,5 @@ func (b *Browser) PID() int { return b.launcher.PID() }
 func (b *Browser) Close() {
 	_ = b.rod.Close()
 	b.launcher.Kill()
+	b.dialogs.Wait()
 }

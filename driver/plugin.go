@@ -74,6 +74,13 @@ func (w *window) waitChatInputFocused(ctx context.Context, ui PluginUI) error {
 			c.d.activeElement && c.d.activeElement.dataset.testid === 'ask-input'; }`, ui.ExtensionID)
 }
 
+// waitChatInput waits until the chat input holds exactly text.
+func (w *window) waitChatInput(ctx context.Context, ui PluginUI, text string) error {
+	return w.waitFor(ctx, fmt.Sprintf("the chat input holds %q", clip(text, 40)), `(ext, text) => { `+jsChatDoc+` const c = chatDoc(ext);
+		const el = c && c.d.querySelector('[data-testid="ask-input"]');
+		return !!el && el.value === text; }`, ui.ExtensionID, text)
+}
+
 // clickActivity clicks the plugin's icon in the activity bar.
 func (w *window) clickActivity(ctx context.Context, ui PluginUI) error {
 	p, err := w.point(ctx, "the plugin's activity bar icon is visible", `(label) => {

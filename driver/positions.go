@@ -14,6 +14,7 @@ import (
 type sourceFile struct {
 	lines   [][]rune
 	tabSize int
+	eolLen  int // 2 in a CRLF file: the editor counts a line break as 2 characters
 }
 
 func readSource(repo, rel string, tabSize int) (*sourceFile, error) {
@@ -21,8 +22,11 @@ func readSource(repo, rel string, tabSize int) (*sourceFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	text := strings.ReplaceAll(string(data), "\r\n", "\n")
-	f := &sourceFile{tabSize: tabSize}
+	text := string(data)
+	f := &sourceFile{tabSize: tabSize, eolLen: 1}
+	if strings.Contains(text, "\r\n") {
+		text, f.eolLen = strings.ReplaceAll(text, "\r\n", "\n"), 2
+	}
 	for _, l := range strings.Split(text, "\n") {
 		f.lines = append(f.lines, []rune(l))
 	}
@@ -72,4 +76,10 @@ func (f *sourceFile) text(s dialog.Selection) string {
 	b.WriteByte('\n')
 	b.WriteString(string(f.lines[s.End.Line-1][:s.End.Col-1]))
 	return b.String()
+}
+
+// selectedCount is the number the status bar shows as "(N selected)":
+// characters, each line break counted at the file's end-of-line length.
+func (f *sourceFile) selectedCount(s dialog.Selection) int {
+	return len([]rune(f.text(s))) + (s.End.Line-s.Start.Line)*(f.eolLen-1)
 }

@@ -47,11 +47,15 @@ func OpenRecordLog(dir string) (*RecordLog, error) {
 			ConfigID string `json:"config_id"`
 			Status   string `json:"status"`
 		}
-		if err := json.Unmarshal(raw, &d); err != nil || d.ConfigID == "" {
-			if i == len(lines)-1 {
-				break // torn last line of a killed run: that config runs again
-			}
-			return nil, fmt.Errorf("%s:%d: not a dialogue record (field config_id): %v", path, i+1, err)
+		err := json.Unmarshal(raw, &d)
+		if err != nil && i == len(lines)-1 {
+			break // torn last line of a killed run: that config runs again
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: not a dialogue record: %v", path, i+1, err)
+		}
+		if d.ConfigID == "" {
+			return nil, fmt.Errorf("%s:%d: not a dialogue record: field config_id is missing", path, i+1)
 		}
 		if d.Status == dialog.StatusOK && !done[d.ConfigID] {
 			done[d.ConfigID] = true
@@ -91,11 +95,15 @@ func (l *RecordLog) Done(id string) bool {
 
 // Append writes one record and syncs it to disk.
 func (l *RecordLog) Append(d dialog.Dialogue) error {
-	line, err := json.Marshal(d)
-	if err != nil {
+	// An encoder that leaves '<', '>' and '&' as they are, so the captured
+	// request bodies keep the plugin's bytes (its JSON is already compact).
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(d); err != nil {
 		return fmt.Errorf("encode record %s: %w", d.ConfigID, err)
 	}
-	line = append(line, '\n')
+	line := buf.Bytes()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if _, err := l.f.Write(line); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -29,6 +30,48 @@ type RunConfig struct {
 	Timeouts Timeouts
 	// PluginVersion is recorded in every dialogue.
 	PluginVersion string
+	// Progress, when set, is called after each config is recorded.
+	Progress func(Progress)
+	// Assignments, when set, is told which config each session is
+	// driving, so that a responder can look up a request's config.
+	Assignments *Assignments
+}
+
+// Progress says how far a Drive call has got.
+type Progress struct {
+	Done, Total, OK, Failed int
+	Elapsed                 time.Duration
+	Last                    dialog.Dialogue
+}
+
+// Assignments maps each session to the config it is driving now.
+type Assignments struct {
+	mu sync.Mutex
+	m  map[string]dialog.ChatConfig
+}
+
+// NewAssignments returns an empty map.
+func NewAssignments() *Assignments { return &Assignments{m: map[string]dialog.ChatConfig{}} }
+
+// Lookup returns the config a session is driving.
+func (a *Assignments) Lookup(session string) (dialog.ChatConfig, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	c, ok := a.m[session]
+	return c, ok
+}
+
+func (a *Assignments) set(session string, c *dialog.ChatConfig) {
+	if a == nil {
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if c == nil {
+		delete(a.m, session)
+		return
+	}
+	a.m[session] = *c
 }
 
 // DefaultRunConfig returns a one-session run of the reference plugin with
@@ -78,6 +121,12 @@ func (r *Runner) Start(ctx context.Context) error {
 		return fmt.Errorf("run folder %s: %w", r.cfg.Out, err)
 	}
 	r.cfg.Out = out
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return fmt.Errorf("create run folder: %w", err)
+	}
+	if err := killStale(out, r.log); err != nil {
+		return err
+	}
 	r.cfg.Editor.Dir = filepath.Join(r.cfg.Out, "editor")
 	r.cfg.Browser.Dir = filepath.Join(r.cfg.Out, "browser")
 	ed, err := StartEditor(ctx, r.cfg.Editor, r.log)
@@ -90,7 +139,13 @@ func (r *Runner) Start(ctx context.Context) error {
 		return err
 	}
 	r.editor, r.browser = ed, br
-	return nil
+	return r.saveProcessGroups()
+}
+
+// saveProcessGroups records the editor's and browser's process groups in
+// the run folder, for killStale.
+func (r *Runner) saveProcessGroups() error {
+	return writeProcessGroups(r.cfg.Out, processGroups{Editor: r.editor.PID(), Browser: r.browser.PID()})
 }
 
 // Stop ends the browser and the editor's process group.
@@ -103,6 +158,7 @@ func (r *Runner) Stop() {
 	if r.editor != nil {
 		r.editor.Stop()
 	}
+	_ = os.Remove(filepath.Join(r.cfg.Out, processesFile))
 }
 
 // Versions names the editor, plugin and browser of this run.
@@ -162,6 +218,8 @@ func (r *Runner) Drive(ctx context.Context, configs []dialog.ChatConfig) (Summar
 	}
 	jobs := make(chan dialog.ChatConfig)
 	var mu sync.Mutex
+	start := time.Now()
+	prog := Progress{Total: len(todo)}
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
 		defer close(jobs)
@@ -194,6 +252,10 @@ func (r *Runner) Drive(ctx context.Context, configs []dialog.ChatConfig) (Summar
 				} else {
 					sum.Failed++
 				}
+				prog.Done, prog.OK, prog.Failed, prog.Elapsed, prog.Last = prog.Done+1, sum.OK, sum.Failed, time.Since(start), d
+				if r.cfg.Progress != nil {
+					r.cfg.Progress(prog)
+				}
 				mu.Unlock()
 			}
 			return nil
@@ -213,7 +275,9 @@ func (r *Runner) driveOne(ctx context.Context, sess *Session, c dialog.ChatConfi
 			Status: dialog.StatusFailed, FailedStep: "editor", Error: err.Error()}
 		return d, ctx.Err() == nil
 	}
+	r.cfg.Assignments.set(sess.ID, &c)
 	d, err := sess.Drive(ctx, c)
+	r.cfg.Assignments.set(sess.ID, nil)
 	d.Versions = r.Versions()
 	if ctx.Err() != nil {
 		return d, false
@@ -247,6 +311,10 @@ func (r *Runner) refresh(ctx context.Context, sess *Session) error {
 			return fmt.Errorf("restart code-server: %w", err)
 		}
 		r.editor = ed
+		if err := r.saveProcessGroups(); err != nil {
+			r.mu.Unlock()
+			return err
+		}
 	}
 	url := r.editor.URL()
 	r.mu.Unlock()

@@ -40,7 +40,7 @@ type Timeouts struct {
 
 // DefaultTimeouts suit a loaded 2-core machine and a remote model.
 func DefaultTimeouts() Timeouts {
-	return Timeouts{Load: 90 * time.Second, Step: 20 * time.Second, Answer: 5 * time.Minute}
+	return Timeouts{Load: 2 * time.Minute, Step: time.Minute, Answer: 5 * time.Minute}
 }
 
 // Session is one simulated developer: a browser window on the editor, tied
@@ -283,7 +283,7 @@ func (s *Session) selectRange(ctx context.Context, src *sourceFile, sel dialog.S
 			return err
 		}
 	}
-	n := len([]rune(src.text(sel)))
+	n := src.selectedCount(sel)
 	want := fmt.Sprintf("Ln %d, Col %d (%d selected)", sel.End.Line, src.visualCol(sel.End), n)
 	return s.win.waitStatus(ctx, want)
 }
@@ -356,6 +356,9 @@ func (s *Session) driveTurn(ctx context.Context, cfg dialog.ChatConfig, i int, h
 	}
 	steps = append(steps,
 		Step{Name: fmt.Sprintf("turn%d_answer", n), Timeout: t.Answer, Do: func(ctx context.Context) error {
+			if err := s.win.waitTurnSent(ctx, s.ui, n); err != nil {
+				return err
+			}
 			m, err := s.win.waitAnswer(ctx, s.ui, n)
 			if err != nil {
 				return err
@@ -411,8 +414,10 @@ func (s *Session) send(ctx context.Context, q string, turn int) error {
 	if err := s.win.insert(q); err != nil {
 		return err
 	}
-	if err := s.win.keys(input.Enter); err != nil {
+	// Enter only once the input holds the whole query: text that went
+	// elsewhere must fail here, not be sent half-typed.
+	if err := s.win.waitChatInput(ctx, s.ui, q); err != nil {
 		return err
 	}
-	return s.win.waitTurnSent(ctx, s.ui, turn)
+	return s.win.keys(input.Enter)
 }

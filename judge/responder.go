@@ -32,6 +32,9 @@ type Responder struct {
 	pool  Proposer
 	judge *Judge
 	log   *zap.Logger
+	// Name is the Answer.Responder this responder records; ResponderName
+	// unless set (e.g. "offline" or "openai" for a one-candidate pool).
+	Name string
 	// Lookup, when set, gives the chat config of a session, so the
 	// subject's intent, language and locale come from the config rather
 	// than being read from the request.
@@ -42,17 +45,14 @@ var _ capture.Responder = (*Responder)(nil)
 
 // NewResponder composes pool and judge.
 func NewResponder(pool Proposer, judge *Judge, log *zap.Logger) *Responder {
-	return &Responder{pool: pool, judge: judge, log: log}
+	return &Responder{pool: pool, judge: judge, log: log, Name: ResponderName}
 }
-
-// Name is ResponderName.
-func (r *Responder) Name() string { return ResponderName }
 
 // Respond asks the pool, judges the candidates and answers with the best.
 // When judging fails the candidates are still returned (and recorded) with
 // the error.
 func (r *Responder) Respond(ctx context.Context, req capture.Request) (capture.Answer, error) {
-	ans := capture.Answer{Responder: ResponderName}
+	ans := capture.Answer{Responder: r.Name}
 	msgs := make([]dialog.Message, 0, len(req.Messages))
 	for _, m := range req.Messages {
 		msgs = append(msgs, dialog.Message{Role: m.Role, Content: m.Content})
@@ -75,7 +75,7 @@ func (r *Responder) Respond(ctx context.Context, req capture.Request) (capture.A
 	}
 	ans.Verdicts = verdicts
 	best := cands[Best(verdicts)]
-	ans.Text, ans.Model = best.Text, best.Model
+	ans.Text, ans.Model, ans.Offline = best.Text, best.Model, best.Offline
 	r.log.Debug("answered from the pool", zap.String("session", req.Session), zap.Int("seq", req.Seq),
 		zap.String("member", best.Member), zap.Float64("score", verdicts[Best(verdicts)].Score),
 		zap.Int("candidates", len(cands)), zap.String("intent", subject.Intent))

@@ -1,0 +1,63 @@
+package driver
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"go.uber.org/zap"
+)
+
+// A run killed with SIGKILL cannot stop its editor and browser: both run in
+// their own process groups and outlive it. The run folder therefore keeps
+// their process group ids in processes.json, and the next run on the same
+// folder ends any that are still alive before it starts its own.
+
+const processesFile = "processes.json"
+
+type processGroups struct {
+	Editor  int `json:"code_server_pgid"`
+	Browser int `json:"chromium_pgid"`
+}
+
+func writeProcessGroups(out string, p processGroups) error {
+	data, _ := json.Marshal(p)
+	return writeAtomic(filepath.Join(out, processesFile), data)
+}
+
+// killStale ends the process groups a previous run on out left behind. A
+// group is only killed when its leader's command line names a folder inside
+// out, so a recycled pid of an unrelated process is left alone.
+func killStale(out string, log *zap.Logger) error {
+	data, err := os.ReadFile(filepath.Join(out, processesFile))
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read %s: %w", processesFile, err)
+	}
+	var p processGroups
+	if err := json.Unmarshal(data, &p); err != nil {
+		return fmt.Errorf("%s: %w", filepath.Join(out, processesFile), err)
+	}
+	for name, pgid := range map[string]int{"code-server": p.Editor, "chromium": p.Browser} {
+		if pgid <= 0 || !cmdlineMentions(pgid, out) {
+			continue
+		}
+		log.Warn("ending a process group a killed run left behind", zap.String("process", name), zap.Int("pgid", pgid))
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	}
+	return os.Remove(filepath.Join(out, processesFile))
+}
+
+func cmdlineMentions(pid int, dir string) bool {
+	data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
+	if err != nil {
+		return false
+	}
+	return strings.Contains(strings.ReplaceAll(string(data), "\x00", " "), dir+string(filepath.Separator))
+}

@@ -1,0 +1,3 @@
+module example.com/samplerepo
+
+go 1.22
