@@ -86,7 +86,7 @@ func addStageModelFlags(cmd *cobra.Command, what string) {
 	f := cmd.Flags()
 	f.String("model-base-url", "", "OpenAI-compatible base URL (ending in /v1) of the model that "+what)
 	f.String("model", "", "model that "+what+" (empty: no model, template/keyword fallback)")
-	f.String("api-key-env", "OPENAI_API_KEY", "environment variable holding that model's API key (empty: no key)")
+	f.String("api-key-env", "", "environment variable holding that model's API key, e.g. OPENAI_API_KEY (empty: no key)")
 	f.Int("jobs", 4, "model requests at once")
 	f.Duration("model-timeout", 60*time.Second, "longest wait for one model request")
 }

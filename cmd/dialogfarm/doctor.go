@@ -39,8 +39,8 @@ func doctorCmd(a *app) *cobra.Command {
 
 // addToolFlags adds the flags that locate the installed tools.
 func addToolFlags(cmd *cobra.Command) {
-	cmd.Flags().String("root", ".", "the dialogfarm checkout (holds tools/ from `make setup` and plugin/)")
-	cmd.Flags().String("tools", "", "tools folder made by `make setup` (default ROOT/tools)")
+	cmd.Flags().String("root", ".", "the dialogfarm checkout (holds tools/ made by make setup, and plugin/)")
+	cmd.Flags().String("tools", "", "tools folder made by make setup (default ROOT/tools)")
 	cmd.Flags().String("chromium", "/usr/bin/chromium", "Chromium binary (never downloaded)")
 }
 

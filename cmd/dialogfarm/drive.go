@@ -9,11 +9,12 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"go.uber.org/zap"
 
 	"dialogfarm/capture"
+	"dialogfarm/configgen"
 	"dialogfarm/dialog"
 	"dialogfarm/driver"
+	"dialogfarm/pipeline"
 )
 
 func driveCmd(a *app) *cobra.Command {
@@ -22,22 +23,43 @@ func driveCmd(a *app) *cobra.Command {
 		Short: "Drive chat configs through the real editor and plugin, recording each dialogue",
 		Long: `drive executes each chat config (one JSON object per line) in code-server,
 through the Q&A plugin's UI, with the plugin's model requests answered by the
-capture endpoint. It writes OUT/dialogues.jsonl, one record per config.
-Started again on the same OUT it skips the configs already recorded ok.`,
+capture endpoint. It writes OUT/dialogues.jsonl, one record per config, and
+OUT/exchanges.jsonl, every request and answer as it happens. Started again on
+the same OUT it skips the configs already recorded ok.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return a.drive(cmd.Context()) },
 	}
 	f := cmd.Flags()
-	f.String("configs", "", "chat configs, JSONL (required)")
+	f.String("configs", "", "chat configs, JSONL (required); repo paths are relative to the working directory")
 	f.String("out", "", "run folder (required)")
-	f.String("responder", "offline", "who answers the plugin: openai (one upstream model) or offline (placeholders, never training data)")
-	f.String("model-base-url", "", "OpenAI-compatible base URL for --responder openai, e.g. http://127.0.0.1:8000/v1")
-	f.String("model", "", "model name for --responder openai")
-	f.String("api-key-env", "", "environment variable holding the API key for --responder openai (empty: no key)")
-	f.Int("sessions", 1, "simulators (browser windows) driving at once on one code-server")
-	f.Duration("answer-timeout", 5*time.Minute, "longest wait for one answer")
+	addDriveFlags(cmd)
+	addQueryModelFlags(cmd)
+	addResponderFlags(cmd)
 	addToolFlags(cmd)
 	return cmd
+}
+
+// addQueryModelFlags adds the flags of the model that writes queries: the
+// first ones (run) and the follow-ups a config's follow_up policy asks for.
+func addQueryModelFlags(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.String("query-model-base-url", "", "OpenAI-compatible base URL of the model that writes queries and follow-ups")
+	f.String("query-model", "", "model that writes queries and follow-ups (empty: templates, marked as such)")
+	f.String("query-api-key-env", "", "environment variable holding that model's API key (empty: no key)")
+}
+
+// queryModel reads the flags addQueryModelFlags added.
+func (a *app) queryModel() configgen.ModelConfig {
+	m := configgen.DefaultModelConfig()
+	m.BaseURL, m.Model, m.APIKeyEnv = a.v.GetString("query-model-base-url"), a.v.GetString("query-model"), a.v.GetString("query-api-key-env")
+	return m
+}
+
+// addDriveFlags adds the flags of the drive stage.
+func addDriveFlags(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.Int("sessions", 1, "simulators (browser windows) driving at once on one code-server")
+	f.Duration("answer-timeout", 5*time.Minute, "longest wait for one answer")
 }
 
 func (a *app) drive(ctx context.Context) error {
@@ -53,35 +75,17 @@ func (a *app) drive(ctx context.Context) error {
 		// Bad lines are reported; the good ones still run.
 		fmt.Fprintf(a.stderr, "dialogfarm: skipping invalid configs:\n%v\n", err)
 	}
-	responder, err := a.responder()
+	dc, err := a.driveConfig(out)
 	if err != nil {
 		return err
 	}
-	manifest, err := driver.ReadPluginManifest(a.pluginDir())
+	responder, report, err := a.responder(out, dc.Run.Assignments)
 	if err != nil {
 		return err
 	}
-	srv, err := capture.Listen(ctx, capture.DefaultConfig(), responder, nil, a.log)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(sctx)
-	}()
-
-	rc := driver.DefaultRunConfig(a.root(), out)
-	rc.Editor, rc.Browser = a.editorConfig(), a.browserConfig()
-	rc.Sessions = a.v.GetInt("sessions")
-	rc.Timeouts.Answer = a.v.GetDuration("answer-timeout")
-	rc.PluginVersion = manifest.ID() + "@" + manifest.Version
-	r := driver.NewRunner(rc, srv, nil, a.log)
-	if err := r.Start(ctx); err != nil {
-		return err
-	}
-	defer r.Stop()
-	sum, err := r.Drive(ctx, configs)
+	defer report(a.stderr)
+	followUps := configgen.NewFollowUpWriter(a.queryModel())
+	sum, err := pipeline.Drive(ctx, dc, configs, responder, followUps, a.log)
 	fmt.Fprintf(a.stdout, "drove %d configs: %d ok, %d failed, %d already recorded\nrecords: %s\n",
 		sum.OK+sum.Failed, sum.OK, sum.Failed, sum.Skipped, sum.Records)
 	if err != nil {
@@ -94,8 +98,22 @@ func (a *app) drive(ctx context.Context) error {
 	return nil
 }
 
-// readConfigs reads a configs file; repo paths are resolved against the
-// working directory.
+// driveConfig fills the drive stage's config from the flags.
+func (a *app) driveConfig(out string) (pipeline.DriveConfig, error) {
+	manifest, err := driver.ReadPluginManifest(a.pluginDir())
+	if err != nil {
+		return pipeline.DriveConfig{}, err
+	}
+	rc := driver.DefaultRunConfig(a.root(), out)
+	rc.Editor, rc.Browser = a.editorConfig(), a.browserConfig()
+	rc.Sessions = a.v.GetInt("sessions")
+	rc.Timeouts.Answer = a.v.GetDuration("answer-timeout")
+	rc.PluginVersion = manifest.ID() + "@" + manifest.Version
+	rc.Assignments = driver.NewAssignments()
+	return pipeline.DriveConfig{Capture: capture.DefaultConfig(), Run: rc}, nil
+}
+
+// readConfigs reads a configs file.
 func readConfigs(path string) ([]dialog.ChatConfig, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -103,26 +121,4 @@ func readConfigs(path string) ([]dialog.ChatConfig, error) {
 	}
 	defer f.Close()
 	return dialog.ReadConfigs(f, path)
-}
-
-// responder builds the answerer the --responder flag names.
-func (a *app) responder() (capture.Responder, error) {
-	switch name := a.v.GetString("responder"); name {
-	case "offline":
-		a.log.Warn("answers come from the offline stand-in: records are marked offline and are not training data")
-		return capture.Offline{}, nil
-	case "openai":
-		cfg := capture.DefaultOpenAIConfig()
-		if u := a.v.GetString("model-base-url"); u != "" {
-			cfg.BaseURL = u
-		}
-		if m := a.v.GetString("model"); m != "" {
-			cfg.Model = m
-		}
-		cfg.APIKeyEnv = a.v.GetString("api-key-env")
-		a.log.Info("answers come from an upstream model", zap.String("base_url", cfg.BaseURL), zap.String("model", cfg.Model))
-		return capture.NewOpenAI(cfg, a.log)
-	default:
-		return nil, fmt.Errorf("drive: --responder must be openai or offline, got %q", name)
-	}
 }

@@ -15,6 +15,7 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -71,6 +72,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 var commands = []func(*app) *cobra.Command{
 	doctorCmd,
 	driveCmd,
+	runCmd,
 	exportCmd,
 	judgeCmd,
 	judgeEvalCmd,
@@ -91,8 +93,21 @@ func (a *app) init(cmd *cobra.Command) error {
 			return fmt.Errorf("read config %s: %w", path, err)
 		}
 	}
-	if err := a.v.BindPFlags(cmd.Flags()); err != nil {
-		return fmt.Errorf("bind flags: %w", err)
+	// Flags override the config file and environment. --pool names a file,
+	// so it is bound as pool-file: the key "pool" is the config's pool:
+	// section.
+	var bindErr error
+	cmd.Flags().VisitAll(func(f *pflag.Flag) {
+		key := f.Name
+		if key == "pool" {
+			key = "pool-file"
+		}
+		if err := a.v.BindPFlag(key, f); err != nil && bindErr == nil {
+			bindErr = fmt.Errorf("bind flag --%s: %w", f.Name, err)
+		}
+	})
+	if bindErr != nil {
+		return bindErr
 	}
 	level := zapcore.InfoLevel
 	if a.verbose {

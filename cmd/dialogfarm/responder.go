@@ -1,0 +1,86 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+	"go.uber.org/zap"
+
+	"dialogfarm/capture"
+	"dialogfarm/driver"
+	"dialogfarm/judge"
+)
+
+// addResponderFlags adds the flags that choose who answers the plugin.
+func addResponderFlags(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.String("responder", "", "who answers the plugin: pool (the pool: and judge: of --pool or --config), openai (one upstream model), offline (placeholders, never training data); default pool when a pool config is given, else offline")
+	f.String("pool", "", "pool and judge config (dialogfarm.yaml); implies --responder pool")
+	f.String("model-base-url", "", "OpenAI-compatible base URL for --responder openai, e.g. http://127.0.0.1:8000/v1")
+	f.String("model", "", "model name for --responder openai")
+	f.String("api-key-env", "", "environment variable holding the API key for --responder openai (empty: send no key)")
+	addPoolFlags(cmd)
+}
+
+// responder builds the answerer the flags name. done prints the pool's
+// accounting (when there is a pool) and must be called after the run.
+func (a *app) responder(out string, asg *driver.Assignments) (r capture.Responder, done func(io.Writer), err error) {
+	name := a.v.GetString("responder")
+	poolPath := a.v.GetString("pool-file")
+	if name == "" {
+		name = "offline"
+		if poolPath != "" || a.v.IsSet("pool.members") {
+			name = "pool"
+		}
+	}
+	noop := func(io.Writer) {}
+	switch name {
+	case "pool":
+		settings, err := a.loadPoolSettings(poolPath)
+		if err != nil {
+			return nil, noop, err
+		}
+		pr, err := newPoolResponder(settings, out, a.log)
+		if err != nil {
+			return nil, noop, err
+		}
+		pr.Lookup = asg.Lookup
+		return pr, pr.report, nil
+	case "offline":
+		a.log.Warn("answers come from the offline stand-in: records are marked offline and are not training data")
+		r, err := a.rulesOnly(capture.Offline{}, "offline", asg)
+		return r, noop, err
+	case "openai":
+		cfg := capture.DefaultOpenAIConfig()
+		if u := a.v.GetString("model-base-url"); u != "" {
+			cfg.BaseURL = u
+		}
+		if m := a.v.GetString("model"); m != "" {
+			cfg.Model = m
+		}
+		cfg.APIKeyEnv = a.v.GetString("api-key-env")
+		a.log.Info("answers come from an upstream model", zap.String("base_url", cfg.BaseURL), zap.String("model", cfg.Model))
+		up, err := capture.NewOpenAI(cfg, a.log)
+		if err != nil {
+			return nil, noop, err
+		}
+		r, err := a.rulesOnly(up, "openai", asg)
+		return r, noop, err
+	default:
+		return nil, noop, fmt.Errorf("--responder must be pool, openai or offline, got %q", name)
+	}
+}
+
+// rulesOnly makes one answerer the sole candidate of a judge in rules-only
+// mode, so its records carry verdicts like a pool's (and can be re-judged
+// with a judge model later by `dialogfarm judge`).
+func (a *app) rulesOnly(p judge.Proposer, name string, asg *driver.Assignments) (capture.Responder, error) {
+	j, err := judge.New(judge.DefaultConfig(), nil, a.log.Named("judge"))
+	if err != nil {
+		return nil, err
+	}
+	r := judge.NewResponder(p, j, a.log.Named("responder"))
+	r.Name, r.Lookup = name, asg.Lookup
+	return r, nil
+}

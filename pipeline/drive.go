@@ -1,0 +1,96 @@
+package pipeline
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"dialogfarm/capture"
+	"dialogfarm/dialog"
+	"dialogfarm/driver"
+)
+
+// DriveConfig is the drive stage: the capture endpoint the plugin talks to
+// and the simulators that drive the editor.
+type DriveConfig struct {
+	Capture capture.Config
+	Run     driver.RunConfig
+}
+
+// Drive starts the capture endpoint answering with responder, starts the
+// editor and browser, drives every config not yet recorded ok in
+// cfg.Run.Out, and stops everything. Every exchange is also appended to
+// OUT/exchanges.jsonl as it completes, so a request and its answers are kept
+// even when the dialogue that made it fails later.
+func Drive(ctx context.Context, cfg DriveConfig, configs []dialog.ChatConfig, responder capture.Responder, followUps driver.FollowUps, log *zap.Logger) (driver.Summary, error) {
+	if err := os.MkdirAll(cfg.Run.Out, 0o755); err != nil {
+		return driver.Summary{}, fmt.Errorf("create run folder: %w", err)
+	}
+	sink, err := openExchangeLog(filepath.Join(cfg.Run.Out, "exchanges.jsonl"))
+	if err != nil {
+		return driver.Summary{}, err
+	}
+	defer sink.Close()
+	srv, err := capture.Listen(ctx, cfg.Capture, responder, sink, log)
+	if err != nil {
+		return driver.Summary{}, err
+	}
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+	}()
+	r := driver.NewRunner(cfg.Run, srv, followUps, log)
+	if err := r.Start(ctx); err != nil {
+		return driver.Summary{}, err
+	}
+	defer r.Stop()
+	return r.Drive(ctx, configs)
+}
+
+// exchangeLog appends exchanges as JSON lines, synced, with '<', '>' and
+// '&' kept as written.
+type exchangeLog struct {
+	mu sync.Mutex
+	f  *os.File
+	w  *bufio.Writer
+}
+
+var _ capture.Sink = (*exchangeLog)(nil)
+
+func openExchangeLog(path string) (*exchangeLog, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("open exchange log: %w", err)
+	}
+	return &exchangeLog{f: f, w: bufio.NewWriter(f)}, nil
+}
+
+// Record appends one exchange.
+func (l *exchangeLog) Record(ex dialog.Exchange) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	enc := json.NewEncoder(l.w)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(ex); err != nil {
+		return fmt.Errorf("append exchange %s/%d: %w", ex.Session, ex.Seq, err)
+	}
+	if err := l.w.Flush(); err != nil {
+		return fmt.Errorf("append exchange %s/%d: %w", ex.Session, ex.Seq, err)
+	}
+	return l.f.Sync()
+}
+
+// Close closes the file.
+func (l *exchangeLog) Close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.f.Close()
+}

@@ -1,0 +1,225 @@
+// Package pipeline runs dialogfarm end to end. The order of the stages is
+// written once, in Run:
+//
+//	plan → configs → drive → export → report
+//
+// Each stage reads the previous stage's file in the run folder and writes
+// its own, so a run killed at any point and started again with the same
+// arguments resumes: a plan or configs file already written is reused (they
+// are deterministic and written atomically), the drive stage skips configs
+// already recorded ok, and export and report are recomputed from what is
+// recorded (they are idempotent). Arguments that differ from those the run
+// folder was made with are refused rather than mixed in.
+package pipeline
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"go.uber.org/zap"
+
+	"dialogfarm/analyst"
+	"dialogfarm/capture"
+	"dialogfarm/configgen"
+	"dialogfarm/dialog"
+	"dialogfarm/driver"
+	"dialogfarm/profiles"
+	"dialogfarm/sft"
+)
+
+// Config is a whole run.
+type Config struct {
+	// Out is the run folder.
+	Out string
+	// Profile is the behaviour profile; ProfileName names it in the
+	// manifest (a path or a built-in name).
+	Profile     *profiles.Profile
+	ProfileName string
+	Plan        analyst.PlanConfig
+	Configs     configgen.Config
+	Drive       DriveConfig
+	Export      sft.Options
+	Report      analyst.ReportConfig
+	// Progress receives progress lines of the long stages; nil is silent.
+	Progress io.Writer
+	// Table receives the fidelity report's table; nil is silent.
+	Table io.Writer
+}
+
+// Files in the run folder.
+const (
+	ManifestFile  = "run.json"
+	PlanFile      = "plan.json"
+	ConfigsFile   = "configs.jsonl"
+	DialoguesFile = "dialogues.jsonl"
+	SFTFile       = "sft.jsonl"
+	ReportFile    = "report.json"
+)
+
+// Result is what a run produced.
+type Result struct {
+	Drive  driver.Summary
+	Export sft.Summary
+	Report *analyst.Report
+}
+
+// Deps are the parts a run needs that the caller builds: who answers the
+// plugin, and who writes follow-up queries.
+type Deps struct {
+	Responder capture.Responder
+	FollowUps driver.FollowUps
+}
+
+type stage struct {
+	name string
+	run  func(ctx context.Context) error
+}
+
+// Run executes the stages in order.
+func Run(ctx context.Context, cfg Config, deps Deps, log *zap.Logger) (Result, error) {
+	var (
+		res     Result
+		plan    *profiles.Plan
+		configs []dialog.ChatConfig
+		path    = func(name string) string { return filepath.Join(cfg.Out, name) }
+	)
+	if err := os.MkdirAll(cfg.Out, 0o755); err != nil {
+		return res, fmt.Errorf("create run folder: %w", err)
+	}
+	if err := checkManifest(path(ManifestFile), newManifest(cfg)); err != nil {
+		return res, err
+	}
+	stages := []stage{
+		{"plan", func(ctx context.Context) (err error) {
+			plan, err = makePlan(cfg, path(PlanFile))
+			return err
+		}},
+		{"configs", func(ctx context.Context) (err error) {
+			configs, err = makeConfigs(ctx, cfg, plan, path(ConfigsFile), log)
+			return err
+		}},
+		{"drive", func(ctx context.Context) (err error) {
+			dc := cfg.Drive
+			dc.Run.Out = cfg.Out
+			dc.Run.Progress = progressPrinter(cfg.Progress)
+			res.Drive, err = Drive(ctx, dc, configs, deps.Responder, deps.FollowUps, log)
+			return err
+		}},
+		{"export", func(ctx context.Context) (err error) {
+			res.Export, err = sft.ExportFiles(path(DialoguesFile), path(SFTFile), cfg.Export)
+			return err
+		}},
+		{"report", func(ctx context.Context) (err error) {
+			res.Report, err = writeReport(cfg, path(ConfigsFile), path(DialoguesFile), path(ReportFile))
+			return err
+		}},
+	}
+	for _, st := range stages {
+		start := time.Now()
+		log.Info("stage starts", zap.String("stage", st.name))
+		if err := st.run(ctx); err != nil {
+			return res, fmt.Errorf("%s: %w", st.name, err)
+		}
+		log.Info("stage done", zap.String("stage", st.name), zap.Duration("took", time.Since(start).Round(time.Millisecond)))
+	}
+	return res, nil
+}
+
+// makePlan reuses the plan file when it exists, else plans and writes it.
+func makePlan(cfg Config, path string) (*profiles.Plan, error) {
+	if _, err := os.Stat(path); err == nil {
+		return profiles.ReadPlan(path)
+	}
+	pl, err := analyst.MakePlan(cfg.Profile, cfg.Plan)
+	if err != nil {
+		return nil, err
+	}
+	return pl, profiles.WritePlan(path, pl)
+}
+
+// makeConfigs reuses the configs file when it exists, else generates it.
+func makeConfigs(ctx context.Context, cfg Config, pl *profiles.Plan, path string, log *zap.Logger) ([]dialog.ChatConfig, error) {
+	if f, err := os.Open(path); err == nil {
+		defer f.Close()
+		return dialog.ReadConfigs(f, path)
+	}
+	res, err := configgen.Generate(ctx, pl, cfg.Configs, log)
+	if err != nil {
+		return nil, err
+	}
+	log.Info("configs generated", zap.String("stats", res.Stats.Summary()))
+	return res.Configs, configgen.WriteConfigs(path, res.Configs)
+}
+
+// writeReport builds the fidelity report, prints its table and writes it.
+func writeReport(cfg Config, configsPath, dialoguesPath, path string) (*analyst.Report, error) {
+	configs, dialogues, err := analyst.ReadRun(configsPath, dialoguesPath)
+	if err != nil {
+		return nil, err
+	}
+	r := analyst.BuildReport(cfg.Profile, configs, dialogues, cfg.Report)
+	if cfg.Table != nil {
+		if err := r.WriteTable(cfg.Table); err != nil {
+			return nil, err
+		}
+	}
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("encode report: %w", err)
+	}
+	return r, profiles.WriteFileAtomic(path, append(data, '\n'))
+}
+
+// manifest is what makes a run folder: the arguments that decide its plan
+// and configs.
+type manifest struct {
+	Profile     string   `json:"profile"`
+	ProfileHash string   `json:"profile_hash"`
+	N           int      `json:"n"`
+	Seed        int64    `json:"seed"`
+	Repos       []string `json:"repos"`
+}
+
+func newManifest(cfg Config) manifest {
+	return manifest{Profile: cfg.ProfileName, ProfileHash: cfg.Profile.Hash(), N: cfg.Plan.N, Seed: cfg.Plan.Seed, Repos: cfg.Configs.Repos}
+}
+
+// ErrOtherRun means the run folder was made with other arguments.
+var ErrOtherRun = errors.New("the run folder belongs to a run with other arguments")
+
+// checkManifest writes the manifest into a new run folder, or checks that
+// an existing folder was made with the same arguments.
+func checkManifest(path string, m manifest) error {
+	want, _ := json.MarshalIndent(m, "", "  ")
+	got, err := os.ReadFile(path)
+	if os.IsNotExist(err) {
+		return profiles.WriteFileAtomic(path, append(want, '\n'))
+	}
+	if err != nil {
+		return fmt.Errorf("read %s: %w", path, err)
+	}
+	var old manifest
+	if err := json.Unmarshal(got, &old); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	differs := func(field string, was, now any) error {
+		return fmt.Errorf("%s: field %s was %v, now %v: %w (use a new --out)", path, field, was, now, ErrOtherRun)
+	}
+	switch {
+	case old.ProfileHash != m.ProfileHash:
+		return differs("profile", old.Profile, m.Profile+" (other content)")
+	case old.N != m.N:
+		return differs("n", old.N, m.N)
+	case old.Seed != m.Seed:
+		return differs("seed", old.Seed, m.Seed)
+	case fmt.Sprint(old.Repos) != fmt.Sprint(m.Repos):
+		return differs("repos", old.Repos, m.Repos)
+	}
+	return nil
+}
