@@ -95,7 +95,7 @@ func TestRunKilledAndResumed(t *testing.T) {
 	if left := processesUsing(out); len(left) != 0 {
 		t.Errorf("processes of the run still alive after it ended: %v", left)
 	}
-	if !strings.Contains(string(secondOut), "already recorded "+strconv.Itoa(before)) {
+	if !strings.Contains(string(secondOut), strconv.Itoa(before)+" already recorded") {
 		t.Errorf("resumed run did not skip the %d recorded dialogues:\n%s", before, secondOut)
 	}
 
@@ -123,6 +123,14 @@ func TestRunKilledAndResumed(t *testing.T) {
 			}
 			if turn.Shown != turn.Answer {
 				t.Errorf("%s turn %d: the plugin showed another answer than the one sent", d.ConfigID, i+1)
+			}
+			for _, v := range turn.Verdicts {
+				if v.Rank == 1 && turn.Candidates[v.Candidate].Text != turn.Answer {
+					t.Errorf("%s turn %d: the answer sent is not the top-ranked candidate", d.ConfigID, i+1)
+				}
+			}
+			if turn.Offline || turn.Responder != "pool" {
+				t.Errorf("%s turn %d: answered by %q (offline %v), want the pool", d.ConfigID, i+1, turn.Responder, turn.Offline)
 			}
 		}
 		if d.Turns[0].Verdicts != nil && shownScore(d.Turns[0]) >= 5 {
