@@ -22,53 +22,16 @@ type ReportConfig struct {
 	// CellDims are the dimensions whose combinations form the cells of the
 	// keep-rate and cost table.
 	CellDims []string
-	// KeptTurns says how many turns of a dialogue are kept; nil means
-	// DefaultKeptTurns.
+	// KeptTurns says how many turns of a dialogue are kept: the SFT
+	// export's rule (sft.KeptTurns), given by the caller so that the
+	// report counts what the export writes. Nil counts none.
 	KeptTurns func(dialog.Dialogue) int
-	// MinScore is the lowest score a kept turn may have (5).
-	MinScore float64
 }
 
 // DefaultReportConfig reports cells by intent × language, keeping 5-point
 // turns.
 func DefaultReportConfig() ReportConfig {
-	return ReportConfig{CellDims: []string{profiles.DimIntent, profiles.DimLanguage}, MinScore: 5}
-}
-
-// DefaultKeptTurns follows the SFT export's rule (package sft): nothing of
-// a failed or offline dialogue is kept; otherwise turns are kept from the
-// first up to, not including, the first that failed or whose shown answer
-// scored below minScore (the best-ranked verdict on a candidate whose text
-// is the answer shown; no such verdict scores 0). The export's further cut
-// when the plugin rewrote the history is not applied here.
-func DefaultKeptTurns(d dialog.Dialogue, minScore float64) int {
-	if d.Status != dialog.StatusOK || d.Offline {
-		return 0
-	}
-	n := 0
-	for _, t := range d.Turns {
-		if t.Offline || t.Error != "" || shownScore(t.Exchange) < minScore {
-			break
-		}
-		n++
-	}
-	return n
-}
-
-func shownScore(ex dialog.Exchange) float64 {
-	best := -1
-	for i, v := range ex.Verdicts {
-		if v.Candidate < 0 || v.Candidate >= len(ex.Candidates) || ex.Candidates[v.Candidate].Text != ex.Answer {
-			continue
-		}
-		if best < 0 || v.Rank < ex.Verdicts[best].Rank {
-			best = i
-		}
-	}
-	if best < 0 {
-		return 0
-	}
-	return ex.Verdicts[best].Score
+	return ReportConfig{CellDims: []string{profiles.DimIntent, profiles.DimLanguage}}
 }
 
 // Share is one value's share of a dimension in the target, the produced
@@ -122,7 +85,7 @@ type Report struct {
 func BuildReport(p *profiles.Profile, configs []dialog.ChatConfig, dialogues []dialog.Dialogue, cfg ReportConfig) *Report {
 	kept := cfg.KeptTurns
 	if kept == nil {
-		kept = func(d dialog.Dialogue) int { return DefaultKeptTurns(d, cfg.MinScore) }
+		kept = func(dialog.Dialogue) int { return 0 }
 	}
 	r := &Report{Profile: p.Name, Configs: len(configs), Dialogues: len(dialogues), CellDims: cfg.CellDims}
 	produced := map[string]map[string]int{}

@@ -40,7 +40,11 @@ func TestBuildReport(t *testing.T) {
 		{ConfigID: "d", Status: "ok", Config: configs[3], Turns: []dialog.Turn{offline}},
 		{ConfigID: "e", Status: "failed", Config: configs[3], Turns: []dialog.Turn{turn(5, 0)}},
 	}
-	r := BuildReport(p, configs, dialogues, DefaultReportConfig())
+	cfg := DefaultReportConfig()
+	// The fixture's turns carry no captured request, so the export's rule
+	// (sft.KeptTurns) would keep none; the report only sums what it is told.
+	cfg.KeptTurns = leadingFives
+	r := BuildReport(p, configs, dialogues, cfg)
 	if r.Turns != 7 || r.KeptTurns != 2 || math.Abs(r.KeepRate-2.0/7) > 1e-12 {
 		t.Errorf("turns %d kept %d rate %v", r.Turns, r.KeptTurns, r.KeepRate)
 	}
@@ -93,4 +97,26 @@ func TestReadRunWithoutDialogues(t *testing.T) {
 	if _, err := ReadJSONL[dialog.ChatConfig](filepath.Join(dir, "bad.jsonl")); err == nil || !strings.Contains(err.Error(), "line 2") {
 		t.Errorf("bad line error = %v", err)
 	}
+}
+
+// leadingFives keeps the leading turns of an ok, online dialogue whose shown
+// answer (the candidate with the answer's text) scored 5.
+func leadingFives(d dialog.Dialogue) int {
+	if d.Status != dialog.StatusOK {
+		return 0
+	}
+	n := 0
+	for _, t := range d.Turns {
+		score := 0.0
+		for _, v := range t.Verdicts {
+			if t.Candidates[v.Candidate].Text == t.Answer {
+				score = v.Score
+			}
+		}
+		if t.Offline || score < 5 {
+			break
+		}
+		n++
+	}
+	return n
 }

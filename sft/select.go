@@ -144,3 +144,13 @@ func chosen(ex dialog.Exchange) TurnMeta {
 	}
 	return tm
 }
+
+// KeptTurns is how many turns of d an export with opt keeps: the rule
+// export applies, for reports that count kept turns.
+func KeptTurns(d dialog.Dialogue, opt Options) int {
+	s, skip := selectTurns(d, opt)
+	if skip != "" {
+		return 0
+	}
+	return len(s.meta.Turns)
+}

@@ -9,7 +9,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"dialogfarm/analyst"
+	"dialogfarm/dialog"
 	"dialogfarm/profiles"
+	"dialogfarm/sft"
 )
 
 func reportCmd(a *app) *cobra.Command {
@@ -31,7 +33,8 @@ Without a dialogues file only target and produced are compared.`,
 	f.String("dialogues", "", "dialogue records JSONL (default RUN/dialogues.jsonl; optional)")
 	f.String("json", "", "report JSON to write (default RUN/report.json; - for stdout only)")
 	f.StringSlice("cells", analyst.DefaultReportConfig().CellDims, "dimensions forming the keep-rate and cost cells")
-	f.Float64("min-score", analyst.DefaultReportConfig().MinScore, "lowest score a kept turn may have")
+	f.Float64("min-score", sft.DefaultOptions().MinScore, "lowest score a kept turn may have")
+	f.Bool("allow-offline", false, "count turns of the offline stand-in as kept, as export --allow-offline does")
 	return cmd
 }
 
@@ -59,7 +62,10 @@ func (a *app) report() error {
 		return err
 	}
 	cfg := analyst.DefaultReportConfig()
-	cfg.CellDims, cfg.MinScore = a.v.GetStringSlice("cells"), a.v.GetFloat64("min-score")
+	cfg.CellDims = a.v.GetStringSlice("cells")
+	export := sft.DefaultOptions()
+	export.MinScore, export.AllowOffline = a.v.GetFloat64("min-score"), a.v.GetBool("allow-offline")
+	cfg.KeptTurns = func(d dialog.Dialogue) int { return sft.KeptTurns(d, export) }
 	for _, d := range cfg.CellDims {
 		if profiles.DimIndex(d) < 0 {
 			return fmt.Errorf("report: --cells: unknown dimension %q", d)

@@ -10,6 +10,7 @@ import (
 
 	"dialogfarm/analyst"
 	"dialogfarm/configgen"
+	"dialogfarm/dialog"
 	"dialogfarm/pipeline"
 	"dialogfarm/profiles"
 	"dialogfarm/sft"
@@ -88,7 +89,7 @@ func (a *app) run(ctx context.Context) error {
 		return err
 	}
 	cfg.Report = analyst.DefaultReportConfig()
-	cfg.Report.MinScore = cfg.Export.MinScore
+	cfg.Report.KeptTurns = func(d dialog.Dialogue) int { return sft.KeptTurns(d, cfg.Export) }
 
 	responder, report, err := a.responder(out, cfg.Drive.Run.Assignments)
 	if err != nil {
