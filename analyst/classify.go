@@ -1,6 +1,10 @@
 package analyst
 
 import (
+	openai "github.com/sashabaranov/go-openai"
+
+	"dialogfarm/internal/chatmodel"
+
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -76,7 +80,7 @@ const promptVersion = "classify-v1"
 // with an answer cache.
 type LLMClassifier struct {
 	cfg   ClassifyConfig
-	chat  *chatClient
+	chat  *chatmodel.Client
 	log   *zap.Logger
 	mu    sync.Mutex
 	cache map[string]Label
@@ -90,7 +94,7 @@ func NewLLMClassifier(cfg ClassifyConfig, log *zap.Logger) (*LLMClassifier, erro
 	}
 	cfg.BatchSize = max(cfg.BatchSize, 1)
 	cfg.Concurrency = max(cfg.Concurrency, 1)
-	c := &LLMClassifier{cfg: cfg, chat: newChatClient(cfg.Model), log: log, cache: map[string]Label{}}
+	c := &LLMClassifier{cfg: cfg, chat: chatmodel.New(cfg.Model), log: log, cache: map[string]Label{}}
 	if cfg.CachePath != "" {
 		data, err := os.ReadFile(cfg.CachePath)
 		switch {
@@ -162,7 +166,10 @@ func (c *LLMClassifier) classifyBatch(ctx context.Context, items []Item, batch [
 			ids[k] = Item{ID: fmt.Sprintf("q%d", k+1), Language: items[i].Language, Query: items[i].Query}
 		}
 		user, _ := json.MarshalIndent(ids, "", " ")
-		answer, err := c.chat.complete(ctx, classifySystemPrompt(), "Queries:\n"+string(user))
+		answer, err := c.chat.Complete(ctx, []openai.ChatCompletionMessage{
+			{Role: openai.ChatMessageRoleSystem, Content: classifySystemPrompt()},
+			{Role: openai.ChatMessageRoleUser, Content: "Queries:\n" + string(user)},
+		})
 		if err != nil {
 			return fmt.Errorf("classify %d queries: %w", len(batch), err)
 		}

@@ -1,6 +1,8 @@
 package configgen
 
 import (
+	"dialogfarm/internal/chatmodel"
+
 	"context"
 	"errors"
 	"fmt"
@@ -22,7 +24,7 @@ var ErrNoFollowUp = errors.New("configgen: the config asks for no further follow
 // names for this turn); without one it uses the kind's template in the
 // config's locale. Safe for concurrent use.
 type FollowUpWriter struct {
-	chat *chatClient
+	chat *chatmodel.Client
 	t    *templater
 }
 
@@ -31,7 +33,7 @@ type FollowUpWriter struct {
 func NewFollowUpWriter(cfg ModelConfig) *FollowUpWriter {
 	w := &FollowUpWriter{t: newTemplater()}
 	if cfg.Enabled() {
-		w.chat = newChatClient(cfg)
+		w.chat = chatmodel.New(cfg)
 	}
 	return w
 }
@@ -65,7 +67,7 @@ func (w *FollowUpWriter) Next(ctx context.Context, cfg dialog.ChatConfig, histor
 		}
 		return text, nil
 	}
-	answer, err := w.chat.complete(ctx, FollowUpMessages(cfg, history, kind))
+	answer, err := w.chat.Complete(ctx, FollowUpMessages(cfg, history, kind))
 	if err != nil {
 		return "", fmt.Errorf("follow-up %d for %s: %w", k+1, cfg.ID, err)
 	}

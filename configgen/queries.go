@@ -1,6 +1,8 @@
 package configgen
 
 import (
+	"dialogfarm/internal/chatmodel"
+
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -129,7 +131,7 @@ func snippet(code string, n int) string {
 // arrives, so a run killed half-way keeps what it paid for and a rerun
 // gets the same queries; a torn last line is ignored on reading.
 type queryWriter struct {
-	chat  *chatClient
+	chat  *chatmodel.Client
 	model string
 	mu    sync.Mutex
 	cache map[string]string
@@ -149,7 +151,7 @@ type cacheLine struct {
 const queryPromptVersion = "query-v1"
 
 func newQueryWriter(cfg ModelConfig, cachePath string) (*queryWriter, error) {
-	w := &queryWriter{chat: newChatClient(cfg), model: cfg.Model, cache: map[string]string{}, flight: map[string]chan struct{}{}}
+	w := &queryWriter{chat: chatmodel.New(cfg), model: cfg.Model, cache: map[string]string{}, flight: map[string]chan struct{}{}}
 	if cachePath == "" {
 		return w, nil
 	}
@@ -208,7 +210,7 @@ func (w *queryWriter) write(ctx context.Context, s querySpec) (string, error) {
 			return "", ctx.Err()
 		}
 	}
-	answer, err := w.chat.complete(ctx, []openai.ChatCompletionMessage{
+	answer, err := w.chat.Complete(ctx, []openai.ChatCompletionMessage{
 		{Role: openai.ChatMessageRoleSystem, Content: system},
 		{Role: openai.ChatMessageRoleUser, Content: user},
 	})
