@@ -39,10 +39,7 @@ import (
 
 // Message is one chat message of a captured request. Content given as an
 // array of parts is the concatenation of its text parts.
-type Message struct {
-	Role    string `json:"role"`
-	Content string `json:"content"`
-}
+type Message = dialog.Message
 
 // Request is a captured chat completion request, as a Responder sees it.
 type Request struct {

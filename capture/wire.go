@@ -1,6 +1,8 @@
 package capture
 
 import (
+	"dialogfarm/dialog"
+
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -11,49 +13,6 @@ import (
 	"unicode/utf8"
 )
 
-// wireRequest is the part of a chat completion request the endpoint reads.
-type wireRequest struct {
-	Model         string        `json:"model"`
-	Messages      []wireMessage `json:"messages"`
-	Stream        bool          `json:"stream"`
-	Temperature   *float32      `json:"temperature"`
-	StreamOptions *struct {
-		IncludeUsage bool `json:"include_usage"`
-	} `json:"stream_options"`
-}
-
-type wireMessage struct {
-	Role    string      `json:"role"`
-	Content wireContent `json:"content"`
-}
-
-// wireContent is a message content: a string, null, or an array of parts.
-type wireContent struct{ text string }
-
-func (c *wireContent) UnmarshalJSON(b []byte) error {
-	if bytes.Equal(b, []byte("null")) {
-		return nil
-	}
-	if len(b) > 0 && b[0] == '"' {
-		return json.Unmarshal(b, &c.text)
-	}
-	var parts []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	}
-	if err := json.Unmarshal(b, &parts); err != nil {
-		return fmt.Errorf("content is neither a string nor an array of parts: %w", err)
-	}
-	var buf bytes.Buffer
-	for _, p := range parts {
-		if p.Type == "text" {
-			buf.WriteString(p.Text)
-		}
-	}
-	c.text = buf.String()
-	return nil
-}
-
 // errNotJSON marks a body that is not JSON at all.
 var errNotJSON = errors.New("request body is not valid JSON")
 
@@ -62,8 +21,8 @@ func parseRequest(body []byte) (req Request, includeUsage bool, err error) {
 	if !json.Valid(body) {
 		return Request{}, false, errNotJSON
 	}
-	var in wireRequest
-	if err := json.Unmarshal(body, &in); err != nil {
+	in, err := dialog.ParseChatRequest(body)
+	if err != nil {
 		return Request{}, false, fmt.Errorf("parse chat completion request: %w", err)
 	}
 	if len(in.Messages) == 0 {
@@ -74,12 +33,9 @@ func parseRequest(body []byte) (req Request, includeUsage bool, err error) {
 		Model:       in.Model,
 		Stream:      in.Stream,
 		Temperature: in.Temperature,
-		Messages:    make([]Message, 0, len(in.Messages)),
+		Messages:    in.Messages,
 	}
-	for _, m := range in.Messages {
-		req.Messages = append(req.Messages, Message{Role: m.Role, Content: m.Content.text})
-	}
-	return req, in.StreamOptions != nil && in.StreamOptions.IncludeUsage, nil
+	return req, in.IncludeUsage, nil
 }
 
 // reply is what goes back to the plugin for one answered request.

@@ -15,11 +15,17 @@ type Message struct {
 	Content string `json:"content"`
 }
 
-// ChatRequest is the part of a captured chat completion request body that
-// the later stages read: the model the plugin asked for and its messages.
+// ChatRequest is the part of an OpenAI chat completion request body that
+// dialogfarm reads: the model asked for, the messages, and how the answer
+// is wanted.
 type ChatRequest struct {
-	Model    string    `json:"model"`
-	Messages []Message `json:"messages"`
+	Model       string    `json:"model"`
+	Messages    []Message `json:"messages"`
+	Stream      bool      `json:"stream,omitempty"`
+	Temperature *float32  `json:"temperature,omitempty"`
+	// IncludeUsage is stream_options.include_usage: a streamed answer
+	// ends with a usage chunk.
+	IncludeUsage bool `json:"-"`
 }
 
 // ParseChatRequest decodes a captured request body (Exchange.Request).
@@ -30,11 +36,17 @@ func ParseChatRequest(body []byte) (ChatRequest, error) {
 			Role    string          `json:"role"`
 			Content json.RawMessage `json:"content"`
 		} `json:"messages"`
+		Stream        bool     `json:"stream"`
+		Temperature   *float32 `json:"temperature"`
+		StreamOptions *struct {
+			IncludeUsage bool `json:"include_usage"`
+		} `json:"stream_options"`
 	}
 	if err := json.Unmarshal(body, &in); err != nil {
 		return ChatRequest{}, fmt.Errorf("parse chat request: %w", err)
 	}
-	out := ChatRequest{Model: in.Model, Messages: make([]Message, 0, len(in.Messages))}
+	out := ChatRequest{Model: in.Model, Messages: make([]Message, 0, len(in.Messages)), Stream: in.Stream,
+		Temperature: in.Temperature, IncludeUsage: in.StreamOptions != nil && in.StreamOptions.IncludeUsage}
 	for i, m := range in.Messages {
 		text, err := contentText(m.Content)
 		if err != nil {

@@ -19,6 +19,8 @@
 package llmtest
 
 import (
+	"dialogfarm/dialog"
+
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -40,10 +42,7 @@ const DropImmediately = -1
 
 // Message is one chat message of a request. Content given as an array of
 // parts is flattened to the concatenation of its text parts.
-type Message struct {
-	Role    string `json:"role"`
-	Content string `json:"content"`
-}
+type Message = dialog.Message
 
 // Request is one POST /v1/chat/completions the server received.
 type Request struct {
@@ -169,13 +168,13 @@ func (s *Server) Requests() []Request {
 }
 
 // record numbers and stores one request.
-func (s *Server) record(r *http.Request, body []byte, in chatRequest) Request {
+func (s *Server) record(r *http.Request, body []byte, in dialog.ChatRequest) Request {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	req := Request{
 		Seq:      len(s.reqs) + 1,
 		Model:    in.Model,
-		Messages: in.messages(),
+		Messages: in.Messages,
 		Stream:   in.Stream,
 		Body:     slices.Clone(body),
 		Header:   r.Header.Clone(),

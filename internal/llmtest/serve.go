@@ -1,6 +1,8 @@
 package llmtest
 
 import (
+	"dialogfarm/dialog"
+
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -11,60 +13,6 @@ import (
 	"unicode"
 )
 
-// chatRequest is the part of a chat completion request the fake reads.
-type chatRequest struct {
-	Model         string        `json:"model"`
-	Messages      []wireMessage `json:"messages"`
-	Stream        bool          `json:"stream"`
-	StreamOptions *struct {
-		IncludeUsage bool `json:"include_usage"`
-	} `json:"stream_options"`
-}
-
-func (c chatRequest) messages() []Message {
-	out := make([]Message, 0, len(c.Messages))
-	for _, m := range c.Messages {
-		out = append(out, Message{Role: m.Role, Content: m.Content.text})
-	}
-	return out
-}
-
-func (c chatRequest) includeUsage() bool {
-	return c.StreamOptions != nil && c.StreamOptions.IncludeUsage
-}
-
-type wireMessage struct {
-	Role    string      `json:"role"`
-	Content wireContent `json:"content"`
-}
-
-// wireContent is a message content: a string, null, or an array of parts.
-type wireContent struct{ text string }
-
-func (c *wireContent) UnmarshalJSON(b []byte) error {
-	if bytes.Equal(b, []byte("null")) {
-		return nil
-	}
-	if len(b) > 0 && b[0] == '"' {
-		return json.Unmarshal(b, &c.text)
-	}
-	var parts []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	}
-	if err := json.Unmarshal(b, &parts); err != nil {
-		return fmt.Errorf("content is neither a string nor an array of parts: %w", err)
-	}
-	var sb strings.Builder
-	for _, p := range parts {
-		if p.Type == "text" {
-			sb.WriteString(p.Text)
-		}
-	}
-	c.text = sb.String()
-	return nil
-}
-
 func (s *Server) serveChat(w http.ResponseWriter, r *http.Request) {
 	s.active.Add(1)
 	defer s.active.Add(-1)
@@ -74,8 +22,7 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, fmt.Sprintf("read request body: %v", err))
 		return
 	}
-	var in chatRequest
-	parseErr := json.Unmarshal(body, &in)
+	in, parseErr := dialog.ParseChatRequest(body)
 	req := s.record(r, body, in)
 	if parseErr != nil {
 		writeError(w, http.StatusBadRequest, fmt.Sprintf("parse request body: %v", parseErr))
@@ -117,7 +64,7 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request) {
 		writeError(w, status, msg)
 	case in.Stream:
 		usage := usageFor(req, rep)
-		if !in.includeUsage() {
+		if !in.IncludeUsage {
 			usage = nil
 		}
 		s.stream(w, r, req.Seq, model, rep, usage)
