@@ -1,6 +1,8 @@
 package capture
 
 import (
+	"dialogfarm/internal/oaiwire"
+
 	"dialogfarm/dialog"
 
 	"bytes"
@@ -47,11 +49,7 @@ type reply struct {
 	usage   usage
 }
 
-type usage struct {
-	PromptTokens     int `json:"prompt_tokens"`
-	CompletionTokens int `json:"completion_tokens"`
-	TotalTokens      int `json:"total_tokens"`
-}
+type usage = oaiwire.Usage
 
 // estimateUsage guesses token counts at four bytes a token; the endpoint
 // reports usage only because some plugins display it.
@@ -61,61 +59,14 @@ func estimateUsage(body []byte, text string) usage {
 	return u
 }
 
-type completion struct {
-	ID      string             `json:"id"`
-	Object  string             `json:"object"`
-	Created int64              `json:"created"`
-	Model   string             `json:"model"`
-	Choices []completionChoice `json:"choices"`
-	Usage   usage              `json:"usage"`
-}
-
-type completionChoice struct {
-	Index        int        `json:"index"`
-	Message      outMessage `json:"message"`
-	FinishReason string     `json:"finish_reason"`
-}
-
-type outMessage struct {
-	Role    string `json:"role"`
-	Content string `json:"content"`
-}
-
 func writeCompletion(w http.ResponseWriter, rp reply) error {
-	body := marshal(completion{
-		ID: rp.id, Object: "chat.completion", Created: rp.created, Model: rp.model,
-		Choices: []completionChoice{{
-			Message:      outMessage{Role: "assistant", Content: rp.text},
-			FinishReason: "stop",
-		}},
-		Usage: rp.usage,
-	})
+	body := marshal(oaiwire.NewCompletion(rp.id, rp.created, rp.model, rp.text, rp.usage))
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
 	if _, err := w.Write(body); err != nil {
 		return fmt.Errorf("write chat completion: %w", err)
 	}
 	return nil
-}
-
-type chunk struct {
-	ID      string        `json:"id"`
-	Object  string        `json:"object"`
-	Created int64         `json:"created"`
-	Model   string        `json:"model"`
-	Choices []chunkChoice `json:"choices"`
-	Usage   *usage        `json:"usage,omitempty"`
-}
-
-type chunkChoice struct {
-	Index        int     `json:"index"`
-	Delta        delta   `json:"delta"`
-	FinishReason *string `json:"finish_reason"`
-}
-
-type delta struct {
-	Role    string  `json:"role,omitempty"`
-	Content *string `json:"content,omitempty"`
 }
 
 // writeStream sends the answer as SSE chunk frames, flushing each: the role,
@@ -130,19 +81,13 @@ func writeStream(r *http.Request, w http.ResponseWriter, rp reply, chunkRunes in
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
 
-	base := chunk{ID: rp.id, Object: "chat.completion.chunk", Created: rp.created, Model: rp.model}
-	with := func(c chunkChoice) chunk { b := base; b.Choices = []chunkChoice{c}; return b }
-	empty, stop := "", "stop"
-	frames := [][]byte{marshal(with(chunkChoice{Delta: delta{Role: "assistant", Content: &empty}}))}
-	for _, piece := range splitChunks(rp.text, chunkRunes) {
-		frames = append(frames, marshal(with(chunkChoice{Delta: delta{Content: &piece}})))
-	}
-	frames = append(frames, marshal(with(chunkChoice{FinishReason: &stop})))
+	var u *usage
 	if includeUsage {
-		last := base
-		last.Choices = []chunkChoice{}
-		last.Usage = &rp.usage
-		frames = append(frames, marshal(last))
+		u = &rp.usage
+	}
+	var frames [][]byte
+	for _, c := range oaiwire.StreamChunks(rp.id, rp.created, rp.model, splitChunks(rp.text, chunkRunes), u) {
+		frames = append(frames, marshal(c))
 	}
 	frames = append(frames, []byte("[DONE]"))
 	for i, f := range frames {

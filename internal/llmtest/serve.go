@@ -1,6 +1,8 @@
 package llmtest
 
 import (
+	"dialogfarm/internal/oaiwire"
+
 	"dialogfarm/dialog"
 
 	"bytes"
@@ -88,11 +90,7 @@ func (s *Server) wait(r *http.Request, d time.Duration) bool {
 	}
 }
 
-type usage struct {
-	PromptTokens     int `json:"prompt_tokens"`
-	CompletionTokens int `json:"completion_tokens"`
-	TotalTokens      int `json:"total_tokens"`
-}
+type usage = oaiwire.Usage
 
 func usageFor(req Request, rep Reply) *usage {
 	u := usage{PromptTokens: rep.PromptTokens, CompletionTokens: rep.CompletionTokens}
@@ -108,38 +106,8 @@ func usageFor(req Request, rep Reply) *usage {
 	return &u
 }
 
-type completion struct {
-	ID      string             `json:"id"`
-	Object  string             `json:"object"`
-	Created int64              `json:"created"`
-	Model   string             `json:"model"`
-	Choices []completionChoice `json:"choices"`
-	Usage   usage              `json:"usage"`
-}
-
-type completionChoice struct {
-	Index        int        `json:"index"`
-	Message      messageOut `json:"message"`
-	FinishReason string     `json:"finish_reason"`
-}
-
-type messageOut struct {
-	Role    string `json:"role"`
-	Content string `json:"content"`
-}
-
 func writeCompletion(w http.ResponseWriter, status, seq int, model string, rep Reply, u usage) {
-	body := marshal(completion{
-		ID:      completionID(seq),
-		Object:  "chat.completion",
-		Created: time.Now().Unix(),
-		Model:   model,
-		Choices: []completionChoice{{
-			Message:      messageOut{Role: "assistant", Content: rep.Text},
-			FinishReason: "stop",
-		}},
-		Usage: u,
-	})
+	body := marshal(oaiwire.NewCompletion(completionID(seq), time.Now().Unix(), model, rep.Text, u))
 	w.Header().Set("Content-Type", "application/json")
 	if rep.DropAfterChunks > 0 {
 		w.Header().Set("Content-Length", fmt.Sprint(len(body)))
@@ -152,26 +120,6 @@ func writeCompletion(w http.ResponseWriter, status, seq int, model string, rep R
 	_, _ = w.Write(body)
 }
 
-type chunk struct {
-	ID      string        `json:"id"`
-	Object  string        `json:"object"`
-	Created int64         `json:"created"`
-	Model   string        `json:"model"`
-	Choices []chunkChoice `json:"choices"`
-	Usage   *usage        `json:"usage,omitempty"`
-}
-
-type chunkChoice struct {
-	Index        int     `json:"index"`
-	Delta        delta   `json:"delta"`
-	FinishReason *string `json:"finish_reason"`
-}
-
-type delta struct {
-	Role    string  `json:"role,omitempty"`
-	Content *string `json:"content,omitempty"`
-}
-
 // stream writes the reply as SSE chunk frames: the role, one frame per piece
 // of text, the finish reason, the usage if asked for, then [DONE].
 func (s *Server) stream(w http.ResponseWriter, r *http.Request, seq int, model string, rep Reply, u *usage) {
@@ -181,19 +129,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, seq int, model s
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
 
-	base := chunk{ID: completionID(seq), Object: "chat.completion.chunk", Created: time.Now().Unix(), Model: model}
-	empty, stop := "", "stop"
-	frames := []chunk{withChoice(base, chunkChoice{Delta: delta{Role: "assistant", Content: &empty}})}
-	for _, piece := range Split(rep.Text) {
-		frames = append(frames, withChoice(base, chunkChoice{Delta: delta{Content: &piece}}))
-	}
-	frames = append(frames, withChoice(base, chunkChoice{FinishReason: &stop}))
-	if u != nil {
-		last := base
-		last.Choices = []chunkChoice{}
-		last.Usage = u
-		frames = append(frames, last)
-	}
+	frames := oaiwire.StreamChunks(completionID(seq), time.Now().Unix(), model, Split(rep.Text), u)
 	for i, f := range frames {
 		if r.Context().Err() != nil {
 			return
@@ -209,11 +145,6 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, seq int, model s
 		panic(http.ErrAbortHandler)
 	}
 	_ = writeFrame(w, rc, []byte("[DONE]"))
-}
-
-func withChoice(c chunk, choice chunkChoice) chunk {
-	c.Choices = []chunkChoice{choice}
-	return c
 }
 
 func writeFrame(w io.Writer, rc *http.ResponseController, data []byte) error {
