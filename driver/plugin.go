@@ -61,10 +61,17 @@ const jsChatDoc = `const chatDoc = (ext) => {
 	return null;
 };`
 
+// jsChatShown is a JS expression that defines chatShown(label): whether
+// the plugin's container is the side bar's active one (its activity bar item
+// is checked). A hidden webview keeps its iframe and size, so the frame
+// alone cannot tell.
+const jsChatShown = `const chatShown = (label) => [...document.querySelectorAll('.activitybar .action-item .action-label')]
+	.some(a => (a.getAttribute('aria-label') || '').startsWith(label) && a.closest('.action-item').classList.contains('checked'));`
+
 // waitChat waits for the chat view to be shown and ready.
 func (w *window) waitChat(ctx context.Context, ui PluginUI) error {
-	return w.waitFor(ctx, "the chat view is ready", `(ext) => { `+jsChatDoc+` const c = chatDoc(ext);
-		return !!c && c.outer.getBoundingClientRect().width > 0; }`, ui.ExtensionID)
+	return w.waitFor(ctx, "the chat view is shown and ready", `(ext, label) => { `+jsChatDoc+jsChatShown+`
+		return !!chatDoc(ext) && chatShown(label); }`, ui.ExtensionID, ui.ActivityLabel)
 }
 
 // waitChatInputFocused waits until the chat input has keyboard focus.
@@ -101,14 +108,19 @@ func (w *window) clickActivity(ctx context.Context, ui PluginUI) error {
 
 // clickChatInput clicks into the chat input box.
 func (w *window) clickChatInput(ctx context.Context, ui PluginUI) error {
-	p, err := w.point(ctx, "the chat input is visible", `(ext) => { `+jsChatDoc+` const c = chatDoc(ext);
+	return w.clickChatButton(ctx, ui, "ask-input")
+}
+
+// clickChatButton clicks the chat view's element with the given data-testid.
+func (w *window) clickChatButton(ctx context.Context, ui PluginUI, testid string) error {
+	p, err := w.point(ctx, "the chat view shows "+testid, `(ext, testid) => { `+jsChatDoc+` const c = chatDoc(ext);
 		if (!c) return null;
-		const el = c.d.querySelector('[data-testid="ask-input"]');
+		const el = c.d.querySelector('[data-testid="' + testid + '"]');
 		if (!el) return null;
 		const o = c.outer.getBoundingClientRect(), i = c.inner.getBoundingClientRect(), r = el.getBoundingClientRect();
 		if (r.width === 0) return null;
 		return {x: o.left + i.left + r.left + Math.min(r.width / 2, 40), y: o.top + i.top + r.top + r.height / 2};
-	}`, ui.ExtensionID)
+	}`, ui.ExtensionID, testid)
 	if err != nil {
 		return err
 	}

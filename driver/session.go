@@ -121,25 +121,36 @@ func (s *Session) reload() { s.workspace = "" }
 // when the state calls for it, as a person would.
 func (s *Session) reset(ctx context.Context) error {
 	s.drain(ctx)
-	st, err := s.win.eval(ctx, `(ext) => { `+jsChatDoc+` const c = chatDoc(ext);
+	st, err := s.win.eval(ctx, `(ext, label) => { `+jsChatDoc+jsChatShown+` const c = chatDoc(ext);
 		return {
 			tabs: document.querySelectorAll('.editor-group-container .tab').length,
 			messages: c ? c.d.querySelectorAll('[data-testid="message"]').length : 0,
-			chatVisible: !!c && c.outer.getBoundingClientRect().width > 0,
-		}; }`, s.ui.ExtensionID)
+			chatVisible: !!c && chatShown(label),
+		}; }`, s.ui.ExtensionID, s.ui.ActivityLabel)
 	if err != nil {
 		return fmt.Errorf("read window state: %w", err)
 	}
+	// Keyboard shortcuts and the view's own button, as a practised user
+	// would: the command palette costs a list filter each time.
 	if st.Value.Get("tabs").Int() > 0 {
-		if err := s.win.runCommand(ctx, "View: Close All Editors"); err != nil {
+		if err := s.win.keys(input.ControlLeft, input.KeyK); err != nil {
 			return err
 		}
-		if err := s.win.waitFor(ctx, "no editor is open", `() => document.querySelectorAll('.editor-group-container .tab').length === 0`); err != nil {
+		if err := s.win.keys(input.ControlLeft, input.KeyW); err != nil {
+			return err
+		}
+		if err := s.win.waitFor(ctx, "no editor is open (Ctrl+K Ctrl+W)", `() => document.querySelectorAll('.editor-group-container .tab').length === 0`); err != nil {
 			return err
 		}
 	}
 	if st.Value.Get("messages").Int() > 0 {
-		if err := s.win.runCommand(ctx, s.ui.NewChat); err != nil {
+		var err error
+		if st.Value.Get("chatVisible").Bool() {
+			err = s.win.clickChatButton(ctx, s.ui, "ask-new")
+		} else {
+			err = s.win.runCommand(ctx, s.ui.NewChat)
+		}
+		if err != nil {
 			return err
 		}
 		if err := s.win.waitFor(ctx, "the conversation is empty", `(ext) => { `+jsChatDoc+` const c = chatDoc(ext);
@@ -148,7 +159,12 @@ func (s *Session) reset(ctx context.Context) error {
 		}
 	}
 	if st.Value.Get("chatVisible").Bool() {
-		if err := s.win.runCommand(ctx, "View: Show Explorer"); err != nil {
+		if err := s.win.keys(input.ControlLeft, input.ShiftLeft, input.KeyE); err != nil {
+			return err
+		}
+		if err := s.win.waitFor(ctx, "the explorer replaces the chat view (Ctrl+Shift+E)", `(label) => { `+jsChatShown+`
+			return !chatShown(label) && [...document.querySelectorAll('.activitybar .action-item.checked .action-label')]
+				.some(a => (a.getAttribute('aria-label') || '').startsWith('Explorer')); }`, s.ui.ActivityLabel); err != nil {
 			return err
 		}
 	}

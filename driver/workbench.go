@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path"
 	"strings"
+	"time"
 
 	"github.com/go-rod/rod/lib/input"
 	"github.com/go-rod/rod/lib/proto"
@@ -247,6 +248,20 @@ func (w *window) contextMenu(ctx context.Context, item string) error {
 		return err
 	}
 	if err := w.click(q, proto.InputMouseButtonLeft); err != nil {
+		return err
+	}
+	closed := `() => ![...document.querySelectorAll('.shadow-root-host')].some(h => {
+		const m = h.shadowRoot && h.shadowRoot.querySelector('.monaco-menu');
+		return m && m.getBoundingClientRect().width > 0;
+	})`
+	quick, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if w.waitFor(quick, "the context menu closes", closed) == nil {
+		return nil
+	}
+	// A click that lands while the menu is still settling is dropped; the
+	// item is focused under the pointer, so Enter activates it.
+	if err := w.keys(input.Enter); err != nil {
 		return err
 	}
 	return w.waitFor(ctx, "the context menu closes", `() => ![...document.querySelectorAll('.shadow-root-host')].some(h => {
