@@ -1,0 +1,59 @@
+package pipeline
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestCheckManifest(t *testing.T) {
+	base := manifest{Profile: "default", ProfileHash: "h1", N: 10, Seed: 7, Repos: []string{"/r/a"}}
+	cases := []struct {
+		name      string
+		change    func(m *manifest)
+		wantField string // "" when the folder must be accepted
+	}{
+		{"same arguments", func(*manifest) {}, ""},
+		{"profile content", func(m *manifest) { m.ProfileHash = "h2" }, "field profile"},
+		{"n", func(m *manifest) { m.N = 11 }, "field n was 10, now 11"},
+		{"seed", func(m *manifest) { m.Seed = 8 }, "field seed"},
+		{"repos", func(m *manifest) { m.Repos = []string{"/r/b"} }, "field repos"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), ManifestFile)
+			if err := checkManifest(path, base); err != nil {
+				t.Fatalf("new folder: %v", err)
+			}
+			if _, err := os.Stat(path); err != nil {
+				t.Fatalf("manifest not written: %v", err)
+			}
+			next := base
+			next.Repos = append([]string(nil), base.Repos...)
+			c.change(&next)
+			err := checkManifest(path, next)
+			if c.wantField == "" {
+				if err != nil {
+					t.Fatalf("same arguments refused: %v", err)
+				}
+				return
+			}
+			if !errors.Is(err, ErrOtherRun) || !strings.Contains(err.Error(), c.wantField) || !strings.Contains(err.Error(), path) {
+				t.Fatalf("error %v, want ErrOtherRun naming %s and %q", err, path, c.wantField)
+			}
+		})
+	}
+}
+
+func TestCheckManifestCorrupt(t *testing.T) {
+	path := filepath.Join(t.TempDir(), ManifestFile)
+	if err := os.WriteFile(path, []byte("{not json"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err := checkManifest(path, manifest{N: 1})
+	if err == nil || !strings.Contains(err.Error(), path) {
+		t.Fatalf("corrupt manifest: %v", err)
+	}
+}
