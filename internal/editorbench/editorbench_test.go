@@ -1,0 +1,108 @@
+package main
+
+import (
+	"context"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"dialogfarm/dialog"
+)
+
+func TestMakeConfigsCoversTheWorkload(t *testing.T) {
+	set, err := makeConfigs("../../examples/sample-repo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	triggers := map[string]int{}
+	var cursor, selection, slash, twoTurns int
+	for _, c := range set.Measured {
+		triggers[c.Trigger]++
+		if c.Cursor != nil {
+			cursor++
+		}
+		if c.Selection != nil {
+			selection++
+		}
+		if c.Instruction == dialog.InstructionSlash {
+			slash++
+		}
+		if len(c.Turns) == 2 {
+			twoTurns++
+		}
+	}
+	for _, tr := range dialog.Triggers {
+		if triggers[tr] == 0 {
+			t.Errorf("no measured config uses trigger %s", tr)
+		}
+	}
+	if cursor == 0 || selection == 0 || slash == 0 || twoTurns != len(set.Measured) {
+		t.Errorf("cursor %d, selection %d, slash %d, 2-turn %d of %d", cursor, selection, slash, twoTurns, len(set.Measured))
+	}
+	mix := map[string]bool{}
+	for _, c := range set.throughputMix() {
+		mix[c.Trigger] = true
+	}
+	if len(mix) != len(dialog.Triggers) {
+		t.Errorf("throughput mix covers triggers %v, want all of %v", mix, dialog.Triggers)
+	}
+}
+
+func TestSummarize(t *testing.T) {
+	for name, tc := range map[string]struct {
+		in   []float64
+		want stats
+	}{
+		"empty": {nil, stats{}},
+		"odd":   {[]float64{3, 1, 2}, stats{N: 3, Median: 2, Min: 1, Max: 3}},
+		"even":  {[]float64{4, 1, 2, 3}, stats{N: 4, Median: 2.5, Min: 1, Max: 4}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if got := summarize(tc.in); got != tc.want {
+				t.Errorf("summarize(%v) = %+v, want %+v", tc.in, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestRSSSamplerSeesThisProcess(t *testing.T) {
+	pid := os.Getpid()
+	s := startRSS(context.Background(), func() (int, int) { return 0, pid }, 10*time.Millisecond)
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) { // busy: the sampler must see CPU time
+		if _, b := s.CPU(); b >= 0.05 {
+			break
+		}
+	}
+	cpuEditor, cpuBrowser := s.CPU()
+	editor, browser := s.Stop()
+	if editor != 0 || browser <= 0 {
+		t.Errorf("peaks = %d, %d; want 0 and this process's RSS", editor, browser)
+	}
+	if cpuEditor != 0 || cpuBrowser < 0.05 {
+		t.Errorf("CPU = %.2f, %.2f s; want 0 and at least 0.05 s for this busy process", cpuEditor, cpuBrowser)
+	}
+}
+
+func TestReportPrintsTargets(t *testing.T) {
+	r := &report{Runs: 5, CPUs: 2, LoadSeen: stats{N: 1, Max: 9}, ModelDelay: 2, PerSession: 4,
+		Latency:    []row{{Name: "ONE TURN", stats: stats{N: 4, Median: 0.3, Min: 0.1, Max: 0.9}}},
+		Throughput: []level{{Sessions: 1, Rounds: 5, DialoguesPerRound: 4, PerMinute: stats{N: 5, Median: 8}, Ratio: 1}},
+		Targets: []target{
+			newTarget("overhead", 0.3, true, "<=", 0.5, " s"),
+			newTarget("scaling", 1.9, true, ">=", 3.2, "x"),
+			newTarget("unmeasured", 0, false, ">=", 3.2, "x"),
+		}}
+	var b strings.Builder
+	if err := r.print(&b); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{`0\.30 s <= 0\.50 s\s+MET`, `1\.90x >= 3\.20x\s+NOT MET`, `unmeasured\s+- >= 3\.20x\s+NOT MEASURED`, `warning: the load average exceeded`} {
+		if !regexp.MustCompile(want).MatchString(out) {
+			t.Errorf("report does not match %q:\n%s", want, out)
+		}
+	}
+}

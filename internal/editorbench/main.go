@@ -1,0 +1,273 @@
+// Command editorbench measures how fast dialogfarm's driver works the real
+// editor: code-server from `make setup`, headless Chromium, and the
+// reference Q&A plugin, with the plugin's model requests answered by the
+// capture endpoint's OpenAI responder in front of a fake model
+// (internal/llmtest). `make bench` runs it.
+//
+// In one invocation it measures, over -runs runs:
+//
+//   - cold start: Runner.Start (code-server answering HTTP, Chromium up)
+//     plus the first window's open_workspace step, on a fresh Runner and run
+//     folder each run;
+//   - the driver's step timings per dialogue (reset, open_file, cursor,
+//     select, trigger_<trigger>, turnN_query/answer/capture) and whole 2-turn
+//     dialogues, with a model that answers at once;
+//   - peak RSS of code-server's process group and Chromium's process tree,
+//     sampled every 200 ms from /proc;
+//   - dialogues per minute with 1, 2 and 4 simulators on one code-server
+//     with a model that takes -model-delay per answer, on warm windows;
+//
+// and prints the figures with the targets (per-turn UI overhead <= 0.5 s,
+// 4 simulators >= 3.2x one). The configs are generated over a copy of
+// examples/sample-repo in the work folder, which is removed unless -keep.
+//
+//	go run ./internal/editorbench -runs 5 -sessions 1,2,4 -json bench.json
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+
+	"dialogfarm/dialog"
+	"dialogfarm/driver"
+	"dialogfarm/internal/llmtest"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "editorbench:", err)
+		os.Exit(1)
+	}
+}
+
+// options are the command's flags.
+type options struct {
+	Runs       int
+	Out        string
+	Keep       bool
+	Sessions   []int
+	PerSession int
+	ModelDelay time.Duration
+	JSON       string
+	Root       string
+}
+
+func parseFlags(args []string, stderr io.Writer) (options, error) {
+	var o options
+	fs := flag.NewFlagSet("editorbench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.IntVar(&o.Runs, "runs", 5, "runs for the latency figures, and timed rounds per throughput level")
+	fs.StringVar(&o.Out, "out", "", "folder for the work folder (default: the system temp folder)")
+	fs.BoolVar(&o.Keep, "keep", false, "keep the work folder (run folders, records, editor and browser logs)")
+	sessions := fs.String("sessions", "1,2,4", "concurrent simulators per throughput level, comma-separated")
+	fs.IntVar(&o.PerSession, "per-session", 4, "timed dialogues per simulator in each throughput round")
+	fs.DurationVar(&o.ModelDelay, "model-delay", 2*time.Second, "fake model time per answer in the throughput levels")
+	fs.StringVar(&o.JSON, "json", "", "also write the figures as JSON to this file")
+	fs.StringVar(&o.Root, "root", ".", "the dialogfarm checkout (tools/ from `make setup`, plugin/, examples/)")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	for _, f := range strings.Split(*sessions, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return o, fmt.Errorf("-sessions: %q is not a positive number", f)
+		}
+		o.Sessions = append(o.Sessions, n)
+	}
+	if o.Runs < 1 || o.PerSession < 1 {
+		return o, errors.New("-runs and -per-session must be at least 1")
+	}
+	return o, nil
+}
+
+// run measures everything, prints the report to stdout and progress to
+// stderr.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
+	opts, err := parseFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	enc := zap.NewDevelopmentEncoderConfig()
+	enc.TimeKey = ""
+	log := zap.New(zapcore.NewCore(zapcore.NewConsoleEncoder(enc), zapcore.AddSync(stderr), zapcore.WarnLevel))
+	defer func() { _ = log.Sync() }()
+
+	b, cleanup, err := newBench(opts, log, stderr)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, cleanup()) }()
+
+	rep, err := b.measure(ctx)
+	if err != nil {
+		return err
+	}
+	if err := rep.print(stdout); err != nil {
+		return fmt.Errorf("print report: %w", err)
+	}
+	if opts.JSON != "" {
+		return rep.writeJSON(opts.JSON)
+	}
+	return nil
+}
+
+// newBench makes the work folder, copies the sample repository into it,
+// writes the configs and starts the two fake models. cleanup undoes it.
+func newBench(opts options, log *zap.Logger, stderr io.Writer) (*bench, func() error, error) {
+	root, err := filepath.Abs(opts.Root)
+	if err != nil {
+		return nil, nil, fmt.Errorf("root %s: %w", opts.Root, err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "tools", "code-server.sh")); err != nil {
+		return nil, nil, fmt.Errorf("no code-server under %s (run from the checkout after `make setup`): %w", root, err)
+	}
+	manifest, err := driver.ReadPluginManifest(filepath.Join(root, "plugin"))
+	if err != nil {
+		return nil, nil, err
+	}
+	if opts.Out != "" {
+		if err := os.MkdirAll(opts.Out, 0o755); err != nil {
+			return nil, nil, fmt.Errorf("create %s: %w", opts.Out, err)
+		}
+	}
+	work, err := os.MkdirTemp(opts.Out, "editorbench-")
+	if err != nil {
+		return nil, nil, fmt.Errorf("create the work folder: %w", err)
+	}
+	work, err = filepath.Abs(work)
+	if err != nil {
+		return nil, nil, fmt.Errorf("work folder: %w", err)
+	}
+	b := &bench{
+		opts: opts, root: root, work: work, log: log,
+		plugin: manifest.ID() + "@" + manifest.Version,
+		progress: func(format string, args ...any) {
+			fmt.Fprintf(stderr, "editorbench: "+format+"\n", args...)
+		},
+	}
+	cleanup := func() error {
+		if b.instant != nil {
+			b.instant.Close()
+		}
+		if b.slow != nil {
+			b.slow.Close()
+		}
+		if opts.Keep {
+			b.progress("work folder kept: %s", work)
+			return nil
+		}
+		if err := os.RemoveAll(work); err != nil {
+			return fmt.Errorf("remove the work folder: %w", err)
+		}
+		return nil
+	}
+	repo := filepath.Join(work, "sample-repo")
+	if err := copyRepo(filepath.Join(root, "examples", "sample-repo"), repo); err != nil {
+		return nil, nil, errors.Join(fmt.Errorf("copy the sample repository: %w", err), cleanup())
+	}
+	if b.set, err = makeConfigs(repo); err != nil {
+		return nil, nil, errors.Join(err, cleanup())
+	}
+	b.instant = llmtest.Start(llmtest.Fixed(answer))
+	delay := opts.ModelDelay
+	b.slow = llmtest.Start(func(llmtest.Request) llmtest.Reply { return llmtest.Reply{Text: answer, Delay: delay} })
+	return b, cleanup, nil
+}
+
+// answer is what the fake models say: a few sentences and a code block,
+// streamed to the plugin in about 20 chunks.
+const answer = "It walks the input once and keeps a running value, so it is linear in the size of the input.\n\n" +
+	"```\nresult = process(values)\n```\n\nAn empty input is the edge case to check first."
+
+// measure runs the latency runs, then the throughput levels.
+func (b *bench) measure(ctx context.Context) (*report, error) {
+	rep := &report{Runs: b.opts.Runs, CPUs: runtime.NumCPU(), LoadBefore: loadAverage(), ModelDelay: b.opts.ModelDelay.Seconds(),
+		PerSession: b.opts.PerSession}
+	b.progress("work folder %s; load average %s", b.work, rep.LoadBefore)
+	var runs []latencyRun
+	var loads []float64 // 1-min load average after each run and level
+	for i := 1; i <= b.opts.Runs; i++ {
+		t0 := time.Now()
+		r, err := b.latencyRun(ctx, i)
+		if err != nil {
+			return nil, err
+		}
+		runs = append(runs, r)
+		loads = append(loads, load1())
+		rep.Failures = append(rep.Failures, r.failures...)
+		b.progress("latency run %d/%d: %d/%d measured dialogues ok, cold start %.1f s, took %.0f s, load %s",
+			i, b.opts.Runs, countOK(r.measured), len(b.set.Measured), r.start+r.open, time.Since(t0).Seconds(), loadAverage())
+	}
+	rep.Latency, rep.RSS = latencyRows(runs)
+
+	for _, n := range b.opts.Sessions {
+		t0 := time.Now()
+		lv, failures, err := b.throughputLevel(ctx, n)
+		rep.Failures = append(rep.Failures, failures...)
+		if err != nil {
+			return nil, err
+		}
+		rep.Throughput = append(rep.Throughput, lv)
+		loads = append(loads, load1())
+		b.progress("throughput %d sims: %.1f dialogues/min median, took %.0f s, load %s", n, lv.PerMinute.Median, time.Since(t0).Seconds(), loadAverage())
+	}
+	var base, four, cleanBase, cleanFour float64
+	for _, l := range rep.Throughput {
+		switch l.Sessions {
+		case 1:
+			base, cleanBase = l.PerMinute.Median, l.CleanPerMinute.Median
+		case 4:
+			four, cleanFour = l.PerMinute.Median, l.CleanPerMinute.Median
+		}
+	}
+	for i := range rep.Throughput {
+		l := &rep.Throughput[i]
+		l.Ratio, l.CleanRatio = ratio(l.PerMinute.Median, base), ratio(l.CleanPerMinute.Median, cleanBase)
+	}
+	turn := findRow(rep.Latency, "ONE TURN: query+answer+capture (all turns)")
+	rep.Targets = []target{
+		newTarget("per-turn UI overhead: median turn (query+answer+capture), instant model", turn.Median, turn.N > 0, "<=", 0.5, " s"),
+		newTarget(fmt.Sprintf("4 simulators vs 1: dialogues/min, %.0f s model, all rounds", b.opts.ModelDelay.Seconds()), ratio(four, base), four > 0 && base > 0, ">=", 3.2, "x"),
+		newTarget("  diagnostic: the same over clean rounds only", ratio(cleanFour, cleanBase), cleanFour > 0 && cleanBase > 0, ">=", 3.2, "x"),
+	}
+	rep.Versions = b.versions
+	rep.LoadAfter, rep.LoadSeen = loadAverage(), summarize(loads)
+	return rep, nil
+}
+
+func ratio(a, b float64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return a / b
+}
+
+func countOK(ds []dialog.Dialogue) int {
+	n := 0
+	for _, d := range ds {
+		if d.Status == dialog.StatusOK {
+			n++
+		}
+	}
+	return n
+}

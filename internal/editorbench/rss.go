@@ -1,0 +1,200 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// rssSampler records the peak resident memory of code-server's process
+// group and of Chromium's process tree, summing VmRSS over their processes
+// (shared pages are counted once per process, as top would), and the CPU
+// time they use.
+type rssSampler struct {
+	stop chan struct{}
+	done chan struct{}
+	pids func() (editor, browser int)
+
+	mu              sync.Mutex
+	editor, browser int64 // peak bytes
+	cpu             map[int]*cpuSpan
+}
+
+// cpuSpan is a process's CPU ticks when sampling first and last saw it.
+type cpuSpan struct {
+	browser     bool
+	first, last int64
+}
+
+// clockTicks is USER_HZ, the unit of utime and stime in /proc/*/stat; it
+// is 100 on Linux builds that matter here.
+const clockTicks = 100
+
+// startRSS samples every interval until Stop; pids returns code-server's
+// pid (its process group id) and Chromium's main pid at each sample, so a
+// restarted editor is followed.
+func startRSS(ctx context.Context, pids func() (editor, browser int), every time.Duration) *rssSampler {
+	s := &rssSampler{stop: make(chan struct{}), done: make(chan struct{}), pids: pids, cpu: map[int]*cpuSpan{}}
+	go func() {
+		defer close(s.done)
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			s.sample(pids())
+			select {
+			case <-s.stop:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return s
+}
+
+// Stop ends sampling, waits for the sampling goroutine and returns the
+// peaks in bytes.
+func (s *rssSampler) Stop() (editor, browser int64) {
+	close(s.stop)
+	<-s.done
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.editor, s.browser
+}
+
+// CPU samples once more and returns the CPU seconds code-server's group and
+// Chromium's tree used since sampling began (a process that exits between
+// samples loses its last interval).
+func (s *rssSampler) CPU() (editor, browser float64) {
+	s.sample(s.pids())
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, c := range s.cpu {
+		if c.browser {
+			browser += float64(c.last-c.first) / clockTicks
+		} else {
+			editor += float64(c.last-c.first) / clockTicks
+		}
+	}
+	return editor, browser
+}
+
+func (s *rssSampler) sample(editorPID, browserPID int) {
+	procs := readProcs()
+	var e, b int64
+	var editorPIDs, browserPIDs []int
+	if editorPID > 0 {
+		for pid, p := range procs {
+			if p.pgrp == editorPID {
+				e += vmRSS(pid)
+				editorPIDs = append(editorPIDs, pid)
+			}
+		}
+	}
+	if browserPID > 0 {
+		browserPIDs = tree(procs, browserPID)
+		for _, pid := range browserPIDs {
+			b += vmRSS(pid)
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.editor, s.browser = max(s.editor, e), max(s.browser, b)
+	for i, group := range [][]int{editorPIDs, browserPIDs} {
+		for _, pid := range group {
+			c, ok := s.cpu[pid]
+			if !ok {
+				c = &cpuSpan{browser: i == 1, first: procs[pid].ticks}
+				s.cpu[pid] = c
+			}
+			c.last = max(c.last, procs[pid].ticks)
+		}
+	}
+}
+
+// procInfo is what /proc/<pid>/stat says about a process: its parent, its
+// process group and its CPU time (utime + stime) in clock ticks.
+type procInfo struct {
+	ppid, pgrp int
+	ticks      int64
+}
+
+// readProcs reads the parent and process group of every process in /proc;
+// processes that exit while being read are left out.
+func readProcs() map[int]procInfo {
+	out := map[int]procInfo{}
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return out
+	}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		data, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid pgrp ...; comm may hold spaces and parens.
+		i := bytes.LastIndexByte(data, ')')
+		if i < 0 || i+2 > len(data) {
+			continue
+		}
+		// f[0] is field 3 (state): ppid is field 4, pgrp 5, utime 14, stime 15.
+		f := strings.Fields(string(data[i+2:]))
+		if len(f) < 13 {
+			continue
+		}
+		ppid, err1 := strconv.Atoi(f[1])
+		pgrp, err2 := strconv.Atoi(f[2])
+		utime, err3 := strconv.ParseInt(f[11], 10, 64)
+		stime, err4 := strconv.ParseInt(f[12], 10, 64)
+		if err1 == nil && err2 == nil && err3 == nil && err4 == nil {
+			out[pid] = procInfo{ppid: ppid, pgrp: pgrp, ticks: utime + stime}
+		}
+	}
+	return out
+}
+
+// tree returns root and all its descendants.
+func tree(procs map[int]procInfo, root int) []int {
+	children := map[int][]int{}
+	for pid, p := range procs {
+		children[p.ppid] = append(children[p.ppid], pid)
+	}
+	if _, ok := procs[root]; !ok {
+		return nil
+	}
+	out := []int{root}
+	for i := 0; i < len(out); i++ {
+		out = append(out, children[out[i]]...)
+	}
+	return out
+}
+
+// vmRSS is the process's resident set in bytes, 0 if it is gone.
+func vmRSS(pid int) int64 {
+	f, err := os.Open("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+			if err != nil {
+				return 0
+			}
+			return kb << 10
+		}
+	}
+	return 0
+}
