@@ -15,7 +15,9 @@
 //   - peak RSS of code-server's process group and Chromium's process tree,
 //     sampled every 200 ms from /proc;
 //   - dialogues per minute with 1, 2 and 4 simulators on one code-server
-//     with a model that takes -model-delay per answer, on warm windows;
+//     with a model that takes -model-delay per answer, on warm windows, the
+//     levels' rounds interleaved so that other load on the machine falls on
+//     all of them alike;
 //
 // and prints the figures with the targets (per-turn UI overhead <= 0.5 s,
 // 4 simulators >= 3.2x one). The configs are generated over a copy of
@@ -205,7 +207,7 @@ func (b *bench) measure(ctx context.Context) (*report, error) {
 		PerSession: b.opts.PerSession}
 	b.progress("work folder %s; load average %s", b.work, rep.LoadBefore)
 	var runs []latencyRun
-	var loads []float64 // 1-min load average after each run and level
+	var loads []float64 // 1-min load average after each latency run and the throughput phase
 	for i := 1; i <= b.opts.Runs; i++ {
 		t0 := time.Now()
 		r, err := b.latencyRun(ctx, i)
@@ -220,17 +222,15 @@ func (b *bench) measure(ctx context.Context) (*report, error) {
 	}
 	rep.Latency, rep.RSS = latencyRows(runs)
 
-	for _, n := range b.opts.Sessions {
-		t0 := time.Now()
-		lv, failures, err := b.throughputLevel(ctx, n)
-		rep.Failures = append(rep.Failures, failures...)
-		if err != nil {
-			return nil, err
-		}
-		rep.Throughput = append(rep.Throughput, lv)
-		loads = append(loads, load1())
-		b.progress("throughput %d sims: %.1f dialogues/min median, took %.0f s, load %s", n, lv.PerMinute.Median, time.Since(t0).Seconds(), loadAverage())
+	t0 := time.Now()
+	ph, err := b.throughput(ctx)
+	rep.Failures = append(rep.Failures, ph.failures...)
+	if err != nil {
+		return nil, err
 	}
+	rep.Throughput, rep.Windows, rep.PeakCSMiB, rep.PeakChrMiB = ph.levels, ph.windows, ph.peakEditorMiB, ph.peakBrowserMiB
+	loads = append(loads, load1())
+	b.progress("throughput: took %.0f s", time.Since(t0).Seconds())
 	var base, four, cleanBase, cleanFour float64
 	for _, l := range rep.Throughput {
 		switch l.Sessions {

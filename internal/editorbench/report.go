@@ -55,8 +55,6 @@ type level struct {
 	DialogueSeconds   stats   `json:"dialogue_seconds"`
 	CPUEditor         float64 `json:"cpu_cores_code_server_in_rounds"`
 	CPUBrowser        float64 `json:"cpu_cores_chromium_in_rounds"`
-	PeakEditorMiB     float64 `json:"peak_rss_code_server_mib"`
-	PeakBrowserMiB    float64 `json:"peak_rss_chromium_mib"`
 	OK                int     `json:"ok"`
 	Failed            int     `json:"failed"`
 	WarmFailed        int     `json:"warmup_attempts_failed"`
@@ -92,6 +90,9 @@ type report struct {
 	ModelDelay float64         `json:"throughput_model_delay_seconds"`
 	PerSession int             `json:"throughput_dialogues_per_simulator_per_round"`
 	Throughput []level         `json:"throughput"`
+	Windows    int             `json:"throughput_windows"`
+	PeakCSMiB  float64         `json:"throughput_peak_rss_code_server_mib"`
+	PeakChrMiB float64         `json:"throughput_peak_rss_chromium_mib"`
 	Targets    []target        `json:"targets"`
 	Failures   []string        `json:"failures,omitempty"`
 }
@@ -124,13 +125,15 @@ func (r *report) print(w io.Writer) error {
 		return err
 	}
 
-	fmt.Fprintf(&b, "\nTHROUGHPUT, one code-server per level, fake model answering in %.1f s (llmtest Delay -> capture OpenAI responder).\n", r.ModelDelay)
-	fmt.Fprintf(&b, "Each window first drives 1 untimed warm-up config (window load + first chat open); then %d timed\n"+
-		"rounds on the warm windows, each round %d dialogues per simulator from one shared queue cycling the\n"+
-		"4-config mix (one per trigger, 2 turns each); clock from dispatching a round's first config to its last\n"+
-		"one finishing. dial/min counts ok dialogues; a failed dialogue's time stays in its round. 'clean rounds' are\n"+
-		"the rounds in which no dialogue failed. turn-model = turn steps minus the capture's exchange time.\n",
-		r.Runs, r.PerSession)
+	fmt.Fprintf(&b, "\nTHROUGHPUT, fake model answering in %.1f s (llmtest Delay -> capture OpenAI responder). One code-server\n"+
+		"and Chromium with %d windows, each warmed first by 1 untimed config (window load + first chat open). Level n\n"+
+		"drives on the first n windows while the others idle. %d rounds; each round runs every level once (order\n"+
+		"rotated per round, so the machine's changing load falls on all levels alike), a level's round being %d\n"+
+		"dialogues per simulator from one shared queue cycling the 4-config mix (one per trigger, 2 turns each),\n"+
+		"timed from dispatching its first config to its last one finishing. dial/min counts ok dialogues; a failed\n"+
+		"dialogue's time stays in its round; 'clean rounds' had no failure. turn-model = turn steps minus the\n"+
+		"capture's exchange time. CPU = code-server group + Chromium tree CPU seconds per second of the level's rounds.\n",
+		r.ModelDelay, r.Windows, r.Runs, r.PerSession)
 	tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "sims\trounds x dial\tdial/min med (min-max)\tvs 1\tclean rounds: n, dial/min med, vs 1\tfailed (warm-up tries failed)\t")
 	for _, l := range r.Throughput {
@@ -151,19 +154,22 @@ func (r *report) print(w io.Writer) error {
 	}
 	b.WriteString("\n")
 	tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "sims\tdialogue med (s)\tturn med (s)\tmodel med (s)\tturn-model med (max) (s)\tCPU cores in rounds cs + chromium (of %d)\tpeak RSS cs / chromium\t\n", r.CPUs)
+	fmt.Fprintf(tw, "sims\tdialogue med (s)\tturn med (s)\tmodel med (s)\tturn-model med (max) (s)\tCPU cores code-server + Chromium (of %d)\t\n", r.CPUs)
 	for _, l := range r.Throughput {
-		fmt.Fprintf(tw, "%d\t%.2f\t%.2f\t%.2f\t%.2f (%.2f)\t%.2f + %.2f = %.2f\t%.0f / %.0f MiB\t\n",
+		fmt.Fprintf(tw, "%d\t%.2f\t%.2f\t%.2f\t%.2f (%.2f)\t%.2f + %.2f = %.2f\t\n",
 			l.Sessions, l.DialogueSeconds.Median, l.TurnSeconds.Median, l.ModelSeconds.Median, l.TurnOverhead.Median,
-			l.TurnOverhead.Max, l.CPUEditor, l.CPUBrowser, l.CPUEditor+l.CPUBrowser, l.PeakEditorMiB, l.PeakBrowserMiB)
+			l.TurnOverhead.Max, l.CPUEditor, l.CPUBrowser, l.CPUEditor+l.CPUBrowser)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	fmt.Fprintf(&b, "peak RSS over the throughput phase (%d windows): code-server group %.0f MiB, Chromium tree %.0f MiB\n",
+		r.Windows, r.PeakCSMiB, r.PeakChrMiB)
 
 	for _, l := range r.Throughput {
 		if l.ColdWindows > 0 {
-			fmt.Fprintf(&b, "note: at %d sims, %d windows failed every warm-up try; their loads fall inside round 1\n", l.Sessions, l.ColdWindows)
+			fmt.Fprintf(&b, "note: %d windows failed every warm-up try; they load inside the first round that uses them\n", l.ColdWindows)
+			break
 		}
 	}
 	b.WriteString("\nTARGETS\n")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -13,107 +14,145 @@ import (
 	"dialogfarm/driver"
 )
 
-// throughputLevel measures n simulators on one code-server with the slow
-// fake model. Every window first drives one untimed warm-up config (its
-// load and first chat open); then opts.Runs timed rounds follow on the warm
-// windows, each round driving n*opts.PerSession configs from one queue.
-func (b *bench) throughputLevel(ctx context.Context, n int) (level, []string, error) {
-	lv := level{Sessions: n, Rounds: b.opts.Runs, DialoguesPerRound: n * b.opts.PerSession}
-	var failures []string
-	out := filepath.Join(b.work, fmt.Sprintf("throughput-%d", n))
-	g, err := b.startRig(ctx, out, n, b.slow)
+// throughputPhase is what the throughput measurement found.
+type throughputPhase struct {
+	levels         []level
+	windows        int
+	peakEditorMiB  float64
+	peakBrowserMiB float64
+	failures       []string
+}
+
+// levelAcc gathers one level's rounds.
+type levelAcc struct {
+	lv                                             level
+	perMin, clean, turn, model, overhead, dialogue []float64
+	wall                                           time.Duration
+	cpuEditor, cpuBrowser                          float64
+}
+
+// throughput measures every level on one code-server and Chromium with as
+// many windows as the largest level, all warmed first (each drives one
+// untimed warm-up config: its load and first chat open). Level n drives on
+// the first n windows while the rest idle. The levels' rounds interleave:
+// round r runs every level once, in an order rotated by r, so a load that
+// other processes put on the machine meanwhile falls on all levels alike.
+func (b *bench) throughput(ctx context.Context) (ph throughputPhase, err error) {
+	ph.windows = slices.Max(b.opts.Sessions)
+	out := filepath.Join(b.work, "throughput")
+	g, err := b.startRig(ctx, out, ph.windows, b.slow)
 	if err != nil {
-		return lv, nil, fmt.Errorf("throughput with %d simulators: %w", n, err)
+		return ph, fmt.Errorf("throughput: %w", err)
 	}
 	defer g.close(ctx)
 	rss := startRSS(ctx, g.runner.PIDs, 200*time.Millisecond)
-	peaksTaken := false
-	takePeaks := func() {
-		if !peaksTaken {
-			e, br := rss.Stop()
-			lv.PeakEditorMiB, lv.PeakBrowserMiB = float64(e)/(1<<20), float64(br)/(1<<20)
-			peaksTaken = true
-		}
+	defer func() { // ph is the named result: the peaks reach the caller
+		e, br := rss.Stop()
+		ph.peakEditorMiB, ph.peakBrowserMiB = float64(e)/(1<<20), float64(br)/(1<<20)
+	}()
+	records, err := driver.OpenRecordLog(out)
+	if err != nil {
+		return ph, err
 	}
-	defer takePeaks()
+	defer records.Close()
 
-	sessions := make([]*driver.Session, n)
-	for i := range n {
+	sessions := make([]*driver.Session, ph.windows)
+	for i := range sessions {
 		if sessions[i], err = g.runner.NewSession(fmt.Sprintf("s%d", i+1)); err != nil {
-			return lv, nil, fmt.Errorf("throughput with %d simulators: open window %d: %w", n, i+1, err)
+			return ph, fmt.Errorf("throughput: open window %d: %w", i+1, err)
 		}
 	}
 	warm, err := b.warmUp(ctx, sessions)
 	if err != nil {
-		return lv, nil, fmt.Errorf("throughput with %d simulators: warm up: %w", n, err)
+		return ph, fmt.Errorf("throughput: warm up: %w", err)
+	}
+	accs := make([]levelAcc, len(b.opts.Sessions))
+	for i, n := range b.opts.Sessions {
+		accs[i].lv = level{Sessions: n, Rounds: b.opts.Runs, DialoguesPerRound: n * b.opts.PerSession}
 	}
 	warmOK := 0
 	for _, d := range warm {
-		if d.Status != dialog.StatusOK {
-			lv.WarmFailed++
-			failures = append(failures, describeFailure(fmt.Sprintf("throughput %d sims warm-up", n), d))
-		} else {
-			warmOK++
-		}
-	}
-	if warmOK < n {
-		lv.ColdWindows = n - warmOK
-		b.progress("throughput %d sims: %d windows still not warm after %d tries; they load inside round 1", n, n-warmOK, warmUpAttempts)
-	}
-	b.progress("throughput %d sims: %d/%d windows warm, %d rounds of %d dialogues", n, warmOK, n, lv.Rounds, lv.DialoguesPerRound)
-
-	records, err := driver.OpenRecordLog(out)
-	if err != nil {
-		return lv, failures, err
-	}
-	defer records.Close()
-	for _, d := range warm {
 		if err := records.Append(d); err != nil {
-			return lv, failures, err
+			return ph, err
+		}
+		if d.Status == dialog.StatusOK {
+			warmOK++
+			continue
+		}
+		ph.failures = append(ph.failures, describeFailure("throughput warm-up", d))
+		for i := range accs {
+			accs[i].lv.WarmFailed++
 		}
 	}
-	var perMin, clean, turn, model, overhead, dialogue []float64
-	var wall time.Duration
-	cpuEditor0, cpuBrowser0 := rss.CPU()
+	if warmOK < ph.windows {
+		for i := range accs {
+			accs[i].lv.ColdWindows = ph.windows - warmOK
+		}
+	}
+	b.progress("throughput: %d/%d windows warm; %d rounds, each running levels %v once", warmOK, ph.windows, b.opts.Runs, b.opts.Sessions)
+
 	for r := 1; r <= b.opts.Runs; r++ {
-		cfgs := cycle(b.set.throughputMix(), lv.DialoguesPerRound, fmt.Sprintf("n%d-r%d", n, r))
-		ds, took, err := driveRound(ctx, sessions, cfgs)
-		if err != nil {
-			return lv, failures, fmt.Errorf("throughput with %d simulators, round %d: %w", n, r, err)
-		}
-		ok := 0
-		for _, d := range ds {
-			if err := records.Append(d); err != nil {
-				return lv, failures, err
+		for k := range accs {
+			a := &accs[(k+r-1)%len(accs)]
+			n := a.lv.Sessions
+			cfgs := cycle(b.set.throughputMix(), a.lv.DialoguesPerRound, fmt.Sprintf("n%d-r%d", n, r))
+			e0, b0 := rss.CPU()
+			ds, took, err := driveRound(ctx, sessions[:n], cfgs)
+			if err != nil {
+				return ph, fmt.Errorf("throughput with %d simulators, round %d: %w", n, r, err)
 			}
-			if d.Status != dialog.StatusOK {
-				lv.Failed++
-				failures = append(failures, describeFailure(fmt.Sprintf("throughput %d sims round %d", n, r), d))
-				continue
+			e1, b1 := rss.CPU()
+			a.cpuEditor, a.cpuBrowser, a.wall = a.cpuEditor+e1-e0, a.cpuBrowser+b1-b0, a.wall+took
+			for _, d := range ds {
+				if err := records.Append(d); err != nil {
+					return ph, err
+				}
+				if d.Status != dialog.StatusOK {
+					ph.failures = append(ph.failures, describeFailure(fmt.Sprintf("throughput %d sims round %d", n, r), d))
+				}
 			}
-			ok++
-			dialogue = append(dialogue, d.Seconds)
-			for _, t := range turnsOf(d) {
-				turn, model = append(turn, t.total()), append(model, t.model)
-				overhead = append(overhead, t.total()-t.model)
-			}
+			a.addRound(ds, took)
+			b.progress("throughput round %d, %d sims: %d/%d ok in %.1f s = %.1f dialogues/min, load %s",
+				r, n, countOK(ds), len(ds), took.Seconds(), a.perMin[len(a.perMin)-1], loadAverage())
 		}
-		lv.OK += ok
-		wall += took
-		perMin = append(perMin, float64(ok)/took.Minutes())
-		if ok == len(ds) {
-			clean = append(clean, perMin[len(perMin)-1])
-		}
-		b.progress("throughput %d sims round %d: %d ok in %.1f s = %.1f dialogues/min",
-			n, r, ok, took.Seconds(), perMin[len(perMin)-1])
 	}
-	cpuEditor, cpuBrowser := rss.CPU()
-	lv.CPUEditor, lv.CPUBrowser = (cpuEditor-cpuEditor0)/wall.Seconds(), (cpuBrowser-cpuBrowser0)/wall.Seconds()
-	takePeaks()
-	lv.PerMinute, lv.CleanPerMinute = summarize(perMin), summarize(clean)
-	lv.TurnSeconds, lv.ModelSeconds = summarize(turn), summarize(model)
-	lv.TurnOverhead, lv.DialogueSeconds = summarize(overhead), summarize(dialogue)
-	return lv, failures, nil
+	for _, a := range accs {
+		ph.levels = append(ph.levels, a.level())
+	}
+	return ph, nil
+}
+
+// addRound takes one round's dialogues and wall time.
+func (a *levelAcc) addRound(ds []dialog.Dialogue, took time.Duration) {
+	ok := 0
+	for _, d := range ds {
+		if d.Status != dialog.StatusOK {
+			a.lv.Failed++
+			continue
+		}
+		ok++
+		a.dialogue = append(a.dialogue, d.Seconds)
+		for _, t := range turnsOf(d) {
+			a.turn, a.model = append(a.turn, t.total()), append(a.model, t.model)
+			a.overhead = append(a.overhead, t.total()-t.model)
+		}
+	}
+	a.lv.OK += ok
+	a.perMin = append(a.perMin, float64(ok)/took.Minutes())
+	if ok == len(ds) {
+		a.clean = append(a.clean, a.perMin[len(a.perMin)-1])
+	}
+}
+
+func (a *levelAcc) level() level {
+	lv := a.lv
+	lv.PerMinute, lv.CleanPerMinute = summarize(a.perMin), summarize(a.clean)
+	lv.TurnSeconds, lv.ModelSeconds = summarize(a.turn), summarize(a.model)
+	lv.TurnOverhead, lv.DialogueSeconds = summarize(a.overhead), summarize(a.dialogue)
+	if w := a.wall.Seconds(); w > 0 {
+		lv.CPUEditor, lv.CPUBrowser = a.cpuEditor/w, a.cpuBrowser/w
+	}
+	return lv
 }
 
 // warmUpAttempts bounds the warm-up tries per window: a window that failed
