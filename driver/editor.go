@@ -163,6 +163,28 @@ func (e *Editor) Alive() bool {
 	}
 }
 
+// Healthy reports whether code-server is running and answers HTTP. Right
+// after a crash the process may not have been reaped yet, so Alive alone
+// can still say true.
+func (e *Editor) Healthy(ctx context.Context) bool {
+	if !e.Alive() {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, e.url+"/healthz", nil)
+	if err != nil {
+		return false
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return false
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
+}
+
 // PID is the process id of code-server (the leader of its process group).
 func (e *Editor) PID() int { return e.cmd.Process.Pid }
 

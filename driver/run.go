@@ -100,10 +100,11 @@ type Runner struct {
 	followUps FollowUps
 	log       *zap.Logger
 
-	mu      sync.Mutex // guards editor and browser restarts
-	editor  *Editor
-	browser *Browser
-	loads   chan struct{} // one window loads at a time: loads saturate the CPU
+	mu       sync.Mutex // guards editor and browser restarts
+	editor   *Editor
+	browser  *Browser
+	loads    chan struct{} // one window loads at a time: loads saturate the CPU
+	sessions []*Session    // the simulators' windows, opened by Drive
 }
 
 // NewRunner prepares a run; Start launches the editor and browser.
@@ -216,6 +217,15 @@ func (r *Runner) Drive(ctx context.Context, configs []dialog.ChatConfig) (Summar
 	if len(todo) == 0 {
 		return sum, nil
 	}
+	// Windows are opened before any work starts and kept for later Drive
+	// calls on this Runner.
+	for len(r.sessions) < min(r.cfg.Sessions, len(todo)) {
+		sess, err := r.NewSession(fmt.Sprintf("s%d", len(r.sessions)+1))
+		if err != nil {
+			return sum, err
+		}
+		r.sessions = append(r.sessions, sess)
+	}
 	jobs := make(chan dialog.ChatConfig)
 	var mu sync.Mutex
 	start := time.Now()
@@ -232,11 +242,7 @@ func (r *Runner) Drive(ctx context.Context, configs []dialog.ChatConfig) (Summar
 		}
 		return nil
 	})
-	for i := range min(r.cfg.Sessions, len(todo)) {
-		sess, err := r.NewSession(fmt.Sprintf("s%d", i+1))
-		if err != nil {
-			return sum, err
-		}
+	for _, sess := range r.sessions[:min(r.cfg.Sessions, len(todo))] {
 		g.Go(func() error {
 			for c := range jobs {
 				d, ok := r.driveOne(gctx, sess, c)
@@ -302,8 +308,8 @@ func (r *Runner) driveOne(ctx context.Context, sess *Session, c dialog.ChatConfi
 // a crashed code-server (once for all sessions) or a dead window.
 func (r *Runner) refresh(ctx context.Context, sess *Session) error {
 	r.mu.Lock()
-	if !r.editor.Alive() {
-		r.log.Warn("code-server died; restarting it", zap.String("url", r.editor.URL()))
+	if !r.editor.Healthy(ctx) {
+		r.log.Warn("code-server died or stopped answering; restarting it", zap.String("url", r.editor.URL()))
 		r.editor.Stop()
 		ed, err := StartEditor(ctx, r.cfg.Editor, r.log)
 		if err != nil {
