@@ -91,6 +91,8 @@ type report struct {
 	PerSession int             `json:"throughput_dialogues_per_simulator_per_round"`
 	Throughput []level         `json:"throughput"`
 	Windows    int             `json:"throughput_windows"`
+	IdleCS     float64         `json:"throughput_idle_cpu_cores_code_server"`
+	IdleChr    float64         `json:"throughput_idle_cpu_cores_chromium"`
 	PeakCSMiB  float64         `json:"throughput_peak_rss_code_server_mib"`
 	PeakChrMiB float64         `json:"throughput_peak_rss_chromium_mib"`
 	Targets    []target        `json:"targets"`
@@ -163,6 +165,8 @@ func (r *report) print(w io.Writer) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	fmt.Fprintf(&b, "the %d windows warm and idle (%.0f s before the rounds) use %.2f + %.2f = %.2f CPU cores (code-server + Chromium)\n",
+		r.Windows, idleWindow.Seconds(), r.IdleCS, r.IdleChr, r.IdleCS+r.IdleChr)
 	fmt.Fprintf(&b, "peak RSS over the throughput phase (%d windows): code-server group %.0f MiB, Chromium tree %.0f MiB\n",
 		r.Windows, r.PeakCSMiB, r.PeakChrMiB)
 

@@ -18,6 +18,8 @@ import (
 type throughputPhase struct {
 	levels         []level
 	windows        int
+	idleEditor     float64 // CPU cores with every window warm and idle
+	idleBrowser    float64
 	peakEditorMiB  float64
 	peakBrowserMiB float64
 	failures       []string
@@ -89,7 +91,11 @@ func (b *bench) throughput(ctx context.Context) (ph throughputPhase, err error) 
 			accs[i].lv.ColdWindows = ph.windows - warmOK
 		}
 	}
-	b.progress("throughput: %d/%d windows warm; %d rounds, each running levels %v once", warmOK, ph.windows, b.opts.Runs, b.opts.Sessions)
+	if ph.idleEditor, ph.idleBrowser, err = idleCPU(ctx, rss, idleWindow); err != nil {
+		return ph, fmt.Errorf("throughput: measure idle CPU: %w", err)
+	}
+	b.progress("throughput: %d/%d windows warm, idle they use %.2f + %.2f cores; %d rounds, each running levels %v once",
+		warmOK, ph.windows, ph.idleEditor, ph.idleBrowser, b.opts.Runs, b.opts.Sessions)
 
 	for r := 1; r <= b.opts.Runs; r++ {
 		for k := range accs {
@@ -120,6 +126,27 @@ func (b *bench) throughput(ctx context.Context) (ph throughputPhase, err error) 
 		ph.levels = append(ph.levels, a.level())
 	}
 	return ph, nil
+}
+
+// idleWindow is how long the warm, idle windows are watched for their CPU
+// use: what an idle window costs the levels that leave it idle.
+const idleWindow = 10 * time.Second
+
+// idleCPU returns the CPU cores code-server and Chromium use over d while
+// nothing is driven.
+func idleCPU(ctx context.Context, rss *rssSampler, d time.Duration) (editor, browser float64, err error) {
+	e0, b0 := rss.CPU()
+	start := time.Now()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return 0, 0, ctx.Err()
+	case <-t.C:
+	}
+	e1, b1 := rss.CPU()
+	secs := time.Since(start).Seconds()
+	return (e1 - e0) / secs, (b1 - b0) / secs, nil
 }
 
 // addRound takes one round's dialogues and wall time.
