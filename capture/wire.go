@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"net/http"
 	"time"
-	"unicode"
 	"unicode/utf8"
 )
 
@@ -113,7 +112,7 @@ func splitChunks(text string, n int) []string {
 	}
 	var out []string
 	start, end, runes := 0, 0, 0 // the current chunk is text[start:end], runes long
-	for _, w := range words(text) {
+	for _, w := range oaiwire.Words(text) {
 		wr := utf8.RuneCountInString(w)
 		if runes > 0 && runes+wr > n {
 			out = append(out, text[start:end])
@@ -143,24 +142,6 @@ func chunkLen(s string, n int) int {
 		i += size
 	}
 	return i
-}
-
-// words cuts text after each run of whitespace; the pieces concatenate to text.
-func words(text string) []string {
-	var out []string
-	start, inSpace := 0, false
-	for i, r := range text {
-		space := unicode.IsSpace(r)
-		if inSpace && !space {
-			out = append(out, text[start:i])
-			start = i
-		}
-		inSpace = space
-	}
-	if start < len(text) {
-		out = append(out, text[start:])
-	}
-	return out
 }
 
 // Error types in OpenAI-shaped error bodies.

@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"strings"
 	"time"
-	"unicode"
 )
 
 func (s *Server) serveChat(w http.ResponseWriter, r *http.Request) {
@@ -156,22 +155,7 @@ func writeFrame(w io.Writer, rc *http.ResponseController, data []byte) error {
 
 // Split cuts text into the pieces a stream sends, one word with the
 // whitespace after it per piece; the pieces concatenate to text.
-func Split(text string) []string {
-	var pieces []string
-	start, inSpace := 0, false
-	for i, r := range text {
-		space := unicode.IsSpace(r)
-		if inSpace && !space {
-			pieces = append(pieces, text[start:i])
-			start = i
-		}
-		inSpace = space
-	}
-	if start < len(text) {
-		pieces = append(pieces, text[start:])
-	}
-	return pieces
-}
+func Split(text string) []string { return oaiwire.Words(text) }
 
 func completionID(seq int) string { return fmt.Sprintf("chatcmpl-llmtest-%d", seq) }
 

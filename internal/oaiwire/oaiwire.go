@@ -5,6 +5,8 @@
 // last chunk), which go-openai's own types, made for reading, do not.
 package oaiwire
 
+import "unicode"
+
 // Usage is a response's token accounting.
 type Usage struct {
 	PromptTokens     int `json:"prompt_tokens"`
@@ -82,6 +84,26 @@ func StreamChunks(id string, created int64, model string, pieces []string, u *Us
 		last.Choices = []ChunkChoice{}
 		last.Usage = u
 		out = append(out, last)
+	}
+	return out
+}
+
+// Words cuts text after each run of whitespace: one word with the
+// whitespace after it per piece. The pieces concatenate to text; streams
+// send them as content deltas.
+func Words(text string) []string {
+	var out []string
+	start, inSpace := 0, false
+	for i, r := range text {
+		space := unicode.IsSpace(r)
+		if inSpace && !space {
+			out = append(out, text[start:i])
+			start = i
+		}
+		inSpace = space
+	}
+	if start < len(text) {
+		out = append(out, text[start:])
 	}
 	return out
 }
