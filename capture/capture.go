@@ -5,13 +5,19 @@
 // for (SSE chunks for "stream": true, a chat.completion document otherwise),
 // so the dialogue continues in the editor with that answer in its history.
 //
-// Requests belong to a simulator session, named in the path or in the API key:
+// Every request must carry the run's secret (Config.Secret, random unless
+// given): either as the first path segment or as the bearer key. Anything
+// else, a cross-origin text/plain POST from a web page included, gets 401
+// and is neither answered nor recorded. Requests belong to a simulator
+// session, named in the path or in the API key:
 //
-//	POST http://127.0.0.1:PORT/s/<session>/v1/chat/completions
-//	POST http://127.0.0.1:PORT/v1/chat/completions   Authorization: Bearer session-<session>
+//	POST http://127.0.0.1:PORT/<secret>/s/<session>/v1/chat/completions
+//	POST http://127.0.0.1:PORT/<secret>/v1/chat/completions   Authorization: Bearer session-<session>
+//	POST http://127.0.0.1:PORT/s/<session>/v1/chat/completions   Authorization: Bearer <secret>
 //
-// so a plugin's base URL for a session is Server.BaseURL(session), and many
-// simulators share one endpoint. GET .../v1/models lists one model.
+// so a plugin's base URL for a session is Server.BaseURL(session), which
+// carries the secret, and many simulators share one endpoint. GET
+// .../v1/models lists one model.
 //
 // A driver waits for the exchange its action caused with Next, which blocks
 // until the answer has been sent (or the request failed) and hands out each
@@ -28,6 +34,7 @@ package capture
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -124,6 +131,15 @@ type Config struct {
 	// RespondTimeout bounds one Responder call; 0 means no bound beyond the
 	// plugin's own connection.
 	RespondTimeout time.Duration
+	// Secret is what every request must carry (see the package doc); empty
+	// draws a random one (NewSecret). It is never logged.
+	Secret string
+}
+
+// NewSecret returns over 256 random bits as base32 text (A-Z, 2-7), fit
+// for a path segment, a bearer key or a password.
+func NewSecret() string {
+	return rand.Text() + rand.Text()
 }
 
 // DefaultConfig is a free port, 8 MiB bodies, chunks of about 24

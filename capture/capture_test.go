@@ -325,7 +325,7 @@ func TestNextWaitsForTheAnswer(t *testing.T) {
 	}
 
 	rec := httptest.NewRecorder()
-	req := httptest.NewRequest(http.MethodPost, "/s/wait/v1/chat/completions",
+	req := httptest.NewRequest(http.MethodPost, "/"+h.Secret()+"/s/wait/v1/chat/completions",
 		strings.NewReader(`{"stream":true,"messages":[{"role":"user","content":"x"}]}`))
 	var g errgroup.Group
 	g.Go(func() error { h.ServeHTTP(rec, req); return nil })

@@ -2,6 +2,7 @@ package capture
 
 import (
 	"context"
+	"crypto/subtle"
 	"errors"
 	"fmt"
 	"io"
@@ -50,6 +51,9 @@ func NewHandler(cfg Config, r Responder, sink Sink, log *zap.Logger) *Handler {
 	if cfg.ChunkRunes <= 0 {
 		cfg.ChunkRunes = def.ChunkRunes
 	}
+	if cfg.Secret == "" {
+		cfg.Secret = NewSecret()
+	}
 	h := &Handler{
 		cfg:       cfg,
 		responder: r,
@@ -70,9 +74,45 @@ func NewHandler(cfg Config, r Responder, sink Sink, log *zap.Logger) *Handler {
 	return h
 }
 
-// ServeHTTP routes a request.
+// ServeHTTP checks the run secret and routes the request.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	r, ok := h.authorize(r)
+	if !ok {
+		// Neither the path nor the key is logged: either may hold a
+		// guess at the secret or a real key.
+		h.log.Warn("request without the run secret rejected", zap.String("method", r.Method),
+			zap.String("remote", r.RemoteAddr), zap.String("origin", r.Header.Get("Origin")))
+		w.Header().Set("WWW-Authenticate", `Bearer realm="dialogfarm capture"`)
+		writeError(w, http.StatusUnauthorized, errTypeInvalidRequest, "invalid_api_key",
+			"missing or wrong run secret: use the base URL (or key) this run gave the plugin")
+		return
+	}
 	h.mux.ServeHTTP(w, r)
+}
+
+// Secret is the run secret every request must carry.
+func (h *Handler) Secret() string { return h.cfg.Secret }
+
+// authorize accepts r when its first path segment is the secret (and
+// returns r without that segment) or its bearer key is the secret.
+func (h *Handler) authorize(r *http.Request) (*http.Request, bool) {
+	secret := []byte(h.cfg.Secret)
+	first, rest, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
+	if subtle.ConstantTimeCompare([]byte(first), secret) == 1 {
+		r2 := new(http.Request)
+		*r2 = *r
+		u := *r.URL
+		u.Path = "/" + rest
+		u.RawPath = ""
+		if r.URL.RawPath != "" {
+			_, rawRest, _ := strings.Cut(strings.TrimPrefix(r.URL.RawPath, "/"), "/")
+			u.RawPath = "/" + rawRest
+		}
+		r2.URL = &u
+		return r2, true
+	}
+	key, ok := bearer(r.Header.Get("Authorization"))
+	return r, ok && subtle.ConstantTimeCompare([]byte(key), secret) == 1
 }
 
 // chatByKey serves /v1/chat/completions, whose session is the API key.

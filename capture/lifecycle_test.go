@@ -109,7 +109,7 @@ func TestBodyTooLarge(t *testing.T) {
 	log, _ := testLogger(t)
 	h := NewHandler(cfg, fixed("x"), nil, log)
 	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/s/big/v1/chat/completions",
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/"+h.Secret()+"/s/big/v1/chat/completions",
 		strings.NewReader(`{"messages":[{"role":"user","content":"far too long"}]}`)))
 	if rec.Code != http.StatusRequestEntityTooLarge {
 		t.Errorf("status = %d", rec.Code)

@@ -65,11 +65,13 @@ func Listen(ctx context.Context, cfg Config, r Responder, sink Sink, log *zap.Lo
 // Addr is the host:port the server listens on.
 func (s *Server) Addr() string { return s.addr }
 
-// URL is the server's root URL, http://127.0.0.1:PORT.
-func (s *Server) URL() string { return "http://" + s.addr }
+// URL is the server's root URL with the run secret as its first segment,
+// http://127.0.0.1:PORT/<secret>: every route lies under it.
+func (s *Server) URL() string { return "http://" + s.addr + "/" + s.Secret() }
 
 // BaseURL is the OpenAI base URL a plugin uses for session:
-// http://127.0.0.1:PORT/s/<session>/v1. See CheckSession for valid ids.
+// http://127.0.0.1:PORT/<secret>/s/<session>/v1. See CheckSession for valid
+// ids.
 func (s *Server) BaseURL(session string) string {
 	return s.URL() + "/s/" + session + "/v1"
 }
