@@ -26,6 +26,7 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './tools/*')); \
 	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) mod tidy -diff
 
 # The main job: `dialogfarm run` on the bundled sample repository — plan,
 # configs, drive the real editor, export SFT JSONL, fidelity report — with

@@ -38,6 +38,8 @@ type app struct {
 	v              *viper.Viper
 	log            *zap.Logger
 	verbose        bool
+	// configPath is the config file read (--config or DIALOGFARM_CONFIG).
+	configPath string
 }
 
 // run builds the command tree and executes it with args.
@@ -48,6 +50,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		Short:         "Simulate developers in a real editor to produce SFT data for code assistants",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       version(),
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
 			return a.init(cmd)
 		},
@@ -57,10 +60,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			}
 		},
 	}
+	root.SetVersionTemplate("dialogfarm {{.Version}}\n")
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.PersistentFlags().String("config", "", "config file (dialogfarm.yaml); DIALOGFARM_* env vars and flags override it")
+	root.PersistentFlags().String("config", "", "config file (dialogfarm.yaml; default $DIALOGFARM_CONFIG); DIALOGFARM_* env vars and flags override it")
 	root.PersistentFlags().BoolVarP(&a.verbose, "verbose", "v", false, "debug logging")
 	for _, add := range commands {
 		root.AddCommand(add(a))
@@ -82,32 +86,33 @@ var commands = []func(*app) *cobra.Command{
 	reportCmd,
 }
 
-// init reads the config file and environment into a.v and builds the logger.
+// init reads the config file and environment into the flags (strictly:
+// see config.go), binds the flags to a.v and builds the logger.
 func (a *app) init(cmd *cobra.Command) error {
+	path, err := readConfigFile(cmd, a.v)
+	if err != nil {
+		return err
+	}
+	a.configPath = path
+	if err := applySettings(cmd, a.v, path); err != nil {
+		return err
+	}
 	a.v.SetEnvPrefix("DIALOGFARM")
 	a.v.SetEnvKeyReplacer(strings.NewReplacer("-", "_", ".", "_"))
 	a.v.AutomaticEnv()
-	if path, _ := cmd.Flags().GetString("config"); path != "" {
-		a.v.SetConfigFile(path)
-		if err := a.v.ReadInConfig(); err != nil {
-			return fmt.Errorf("read config %s: %w", path, err)
-		}
-	}
-	// Flags override the config file and environment. --pool names a file,
-	// so it is bound as pool-file: the key "pool" is the config's pool:
-	// section.
 	var bindErr error
 	cmd.Flags().VisitAll(func(f *pflag.Flag) {
-		key := f.Name
-		if key == "pool" {
-			key = "pool-file"
-		}
-		if err := a.v.BindPFlag(key, f); err != nil && bindErr == nil {
+		if err := a.v.BindPFlag(flagKey(f.Name), f); err != nil && bindErr == nil {
 			bindErr = fmt.Errorf("bind flag --%s: %w", f.Name, err)
 		}
 	})
 	if bindErr != nil {
 		return bindErr
+	}
+	// The pool: and judge: sections must decode for every command, not
+	// only for those that use them, so a broken section is never ignored.
+	if _, err := a.loadPoolSettings(""); err != nil {
+		return err
 	}
 	level := zapcore.InfoLevel
 	if a.verbose {

@@ -23,6 +23,7 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/go-viper/mapstructure/v2"
 	"github.com/spf13/cobra"
@@ -67,24 +68,41 @@ func addPoolFlags(cmd *cobra.Command) {
 // and --set flags. The API keys are read later, by whoever needs them
 // (newPoolResponder, the judge command).
 func (a *app) loadPoolSettings(path string) (poolSettings, error) {
-	src := a.v
+	src, name := a.v, a.configPath
 	if path != "" {
-		src = viper.New()
+		src, name = viper.New(), path
 		src.SetConfigFile(path)
 		if err := src.ReadInConfig(); err != nil {
 			return poolSettings{}, fmt.Errorf("read pool config %s: %w", path, err)
 		}
 	}
+	for _, section := range []string{"pool", "judge"} {
+		switch src.Get(section).(type) {
+		case nil, map[string]any, map[any]any:
+		default:
+			return poolSettings{}, fmt.Errorf("config file %s: %s: want a mapping of settings, got %v", name, section, src.Get(section))
+		}
+	}
 	tree := map[string]any{"pool": asMap(deepCopy(src.Get("pool"))), "judge": asMap(deepCopy(src.Get("judge")))}
-	env := viper.New()
-	env.SetEnvPrefix("DIALOGFARM")
-	env.SetEnvKeyReplacer(strings.NewReplacer(".", "_", "-", "_"))
-	env.AutomaticEnv()
-	for _, p := range settingPaths(tree) {
-		if env.IsSet(p) {
-			if err := setPath(tree, p, env.GetString(p)); err != nil {
-				return poolSettings{}, fmt.Errorf("environment %s: %w", envName(p), err)
-			}
+	// Each layer is decoded as it is applied, so an error names the file,
+	// variable or flag the bad value came from.
+	if _, err := decodeSettings(tree); err != nil {
+		return poolSettings{}, fmt.Errorf("config file %s: %w", name, err)
+	}
+	paths := settingPaths(tree)
+	if err := unknownPoolEnv(paths); err != nil {
+		return poolSettings{}, err
+	}
+	for _, p := range paths {
+		val, ok := os.LookupEnv(envName(p))
+		if !ok || val == "" {
+			continue
+		}
+		if err := setPath(tree, p, val); err != nil {
+			return poolSettings{}, fmt.Errorf("environment variable %s: %w", envName(p), err)
+		}
+		if _, err := decodeSettings(tree); err != nil {
+			return poolSettings{}, fmt.Errorf("environment variable %s=%q: %w", envName(p), val, err)
 		}
 	}
 	for _, kv := range a.v.GetStringSlice("set") {
@@ -95,8 +113,29 @@ func (a *app) loadPoolSettings(path string) (poolSettings, error) {
 		if err := setPath(tree, strings.TrimSpace(k), v); err != nil {
 			return poolSettings{}, fmt.Errorf("--set %s: %w", k, err)
 		}
+		if _, err := decodeSettings(tree); err != nil {
+			return poolSettings{}, fmt.Errorf("--set %s: %w", kv, err)
+		}
 	}
 	return decodeSettings(tree)
+}
+
+// unknownPoolEnv refuses DIALOGFARM_POOL_* and DIALOGFARM_JUDGE_* variables
+// that name no setting (DIALOGFARM_POOL_FILE is the --pool flag), so a
+// misspelt override is never silently ignored.
+func unknownPoolEnv(paths []string) error {
+	known := map[string]bool{flagEnv("pool"): true}
+	for _, p := range paths {
+		known[envName(p)] = true
+	}
+	var errs []error
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if (strings.HasPrefix(k, "DIALOGFARM_POOL_") || strings.HasPrefix(k, "DIALOGFARM_JUDGE_")) && !known[k] {
+			errs = append(errs, fmt.Errorf("environment variable %s names no pool or judge setting (e.g. DIALOGFARM_POOL_RETRY_MAX_ATTEMPTS, DIALOGFARM_JUDGE_ENDPOINT_MODEL)", k))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // resolveKeys reads the API keys from the variables api_key_env names: the
@@ -158,12 +197,61 @@ func decode(in any, out any) error {
 	}
 	d, err := mapstructure.NewDecoder(&mapstructure.DecoderConfig{
 		TagName: "yaml", WeaklyTypedInput: true, ErrorUnused: true, Result: out,
-		DecodeHook: mapstructure.StringToTimeDurationHookFunc(),
+		DecodeHook: mapstructure.ComposeDecodeHookFunc(durationWithUnit, mapstructure.StringToTimeDurationHookFunc()),
 	})
 	if err != nil {
 		return err
 	}
-	return d.Decode(in)
+	return decodeMessage(d.Decode(in))
+}
+
+// durationWithUnit refuses a number where a duration is wanted: "timeout:
+// 30" would otherwise be 30 nanoseconds.
+func durationWithUnit(from, to reflect.Type, data any) (any, error) {
+	if to != reflect.TypeFor[time.Duration]() || from.Kind() == reflect.String {
+		return data, nil
+	}
+	if v := reflect.ValueOf(data); v.CanInt() && v.Int() == 0 || v.CanUint() && v.Uint() == 0 || v.CanFloat() && v.Float() == 0 {
+		return data, nil
+	}
+	return nil, fmt.Errorf("value %v has no unit: write a duration such as 30s or 2m", data)
+}
+
+// decodeMessage rewrites mapstructure's errors as one line per field,
+// each naming the field and the value that did not parse.
+func decodeMessage(err error) error {
+	if err == nil {
+		return nil
+	}
+	var out []string
+	var walk func(error)
+	walk = func(e error) {
+		var de *mapstructure.DecodeError
+		var pe *mapstructure.ParseError
+		var ue *mapstructure.UnconvertibleTypeError
+		switch {
+		case errors.As(e, &de) && errors.As(de.Unwrap(), &pe):
+			out = append(out, fmt.Sprintf("field %s: value %q is not a valid %s", de.Name(), fmt.Sprint(pe.Value), pe.Expected.Type()))
+		case errors.As(e, &de) && errors.As(de.Unwrap(), &ue):
+			out = append(out, fmt.Sprintf("field %s: value %v is a %T, want %s", de.Name(), ue.Value, ue.Value, ue.Expected.Type()))
+		case errors.As(e, &de):
+			out = append(out, fmt.Sprintf("field %s: %v", de.Name(), de.Unwrap()))
+		default:
+			if j, ok := e.(interface{ Unwrap() []error }); ok {
+				for _, x := range j.Unwrap() {
+					walk(x)
+				}
+				return
+			}
+			if w := errors.Unwrap(e); w != nil {
+				walk(w)
+				return
+			}
+			out = append(out, e.Error())
+		}
+	}
+	walk(err)
+	return errors.New(strings.Join(out, "; "))
 }
 
 // asMap is v as a string-keyed map (YAML may give map[any]any); nil → empty.

@@ -30,7 +30,7 @@ func (a *app) responder(out string, asg *driver.Assignments) (r capture.Responde
 	poolPath := a.v.GetString("pool-file")
 	if name == "" {
 		name = "offline"
-		if poolPath != "" || a.v.IsSet("pool.members") {
+		if poolPath != "" || a.v.InConfig("pool") || a.v.IsSet("pool.members") {
 			name = "pool"
 		}
 	}

@@ -1,0 +1,137 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestStrictConfig feeds bad values and unknown keys through each source —
+// flag, environment variable, config file (--config and DIALOGFARM_CONFIG)
+// — and checks the command fails with a message naming the source and the
+// value, before doing any work.
+func TestStrictConfig(t *testing.T) {
+	dir := t.TempDir()
+	file := func(name, text string) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	plan := filepath.Join(dir, "plan.json")
+	planArgs := []string{"plan", "--profile", "default", "--n", "3", "--out", plan}
+	cases := []struct {
+		name string
+		args []string
+		env  map[string]string
+		want []string // all must appear in the error
+	}{
+		{"flag bad float", []string{"export", "--in", "x", "--out", "y", "--min-score", "high"}, nil,
+			[]string{`"high"`, "--min-score"}},
+		{"flag bad int", append(planArgs[:4:4], "abc", "--out", plan), nil,
+			[]string{`"abc"`, "--n"}},
+		{"flag unknown", append(planArgs, "--min-scor", "4"), nil,
+			[]string{"unknown flag", "--min-scor"}},
+		{"flag bad pool value", []string{"judge", "--in", "x", "--out", "y", "--set", "pool.retry.max_attempts=lots"}, nil,
+			[]string{"--set pool.retry.max_attempts=lots", `"lots"`, "retry.max_attempts"}},
+		{"flag unknown pool key", []string{"judge", "--in", "x", "--out", "y", "--set", "judge.params.min_char=3"}, nil,
+			[]string{"--set judge.params.min_char=3", "min_char"}},
+		{"env bad float", []string{"export", "--in", "x", "--out", "y"}, map[string]string{"DIALOGFARM_MIN_SCORE": "abc"},
+			[]string{"environment variable DIALOGFARM_MIN_SCORE", `"abc"`}},
+		{"env bad seed", planArgs, map[string]string{"DIALOGFARM_SEED": "abc"},
+			[]string{"environment variable DIALOGFARM_SEED", `"abc"`, "--seed"}},
+		{"env bad bool", planArgs, map[string]string{"DIALOGFARM_ALLOW_OFFLINE": "yes please"},
+			[]string{"environment variable DIALOGFARM_ALLOW_OFFLINE", `"yes please"`}},
+		{"env bad pool value", planArgs, map[string]string{"DIALOGFARM_POOL_RETRY_MAX_ATTEMPTS": "many"},
+			[]string{"environment variable DIALOGFARM_POOL_RETRY_MAX_ATTEMPTS", `"many"`}},
+		{"env unknown pool key", planArgs, map[string]string{"DIALOGFARM_POOL_RETRY_MAX_ATTEMPS": "3"},
+			[]string{"DIALOGFARM_POOL_RETRY_MAX_ATTEMPS", "names no pool or judge setting"}},
+		{"file bad float", append(planArgs, "--config", file("score.yaml", "min-score: high\n")), nil,
+			[]string{"config file " + filepath.Join(dir, "score.yaml"), "min-score", `"high"`}},
+		{"file bad int", append(planArgs[:1:1], "--config", file("n.yaml", "n: 2.5\nprofile: default\nout: x\n")), nil,
+			[]string{"n.yaml", "key n", "2.5"}},
+		{"file duration without unit", append(planArgs, "--config", file("timeout.yaml", "answer-timeout: 300\n")), nil,
+			[]string{"timeout.yaml", "answer-timeout", "300", "missing unit"}},
+		{"file list for a single value", append(planArgs, "--config", file("list.yaml", "seed: [1, 2]\n")), nil,
+			[]string{"list.yaml", "seed", "not a list"}},
+		{"file unknown key", append(planArgs, "--config", file("typo.yaml", "min-scor: 4\n")), nil,
+			[]string{"config file " + filepath.Join(dir, "typo.yaml"), `unknown key "min-scor"`}},
+		{"file bad pool value", append(planArgs, "--config", file("pool.yaml", "pool:\n  members: [{name: a, rpm: fast}]\n")), nil,
+			[]string{"pool.yaml", "rpm", `"fast"`}},
+		{"file pool duration without unit", append(planArgs, "--config", file("pooldur.yaml", "pool:\n  retry: {base_delay: 3}\n")), nil,
+			[]string{"pooldur.yaml", "retry.base_delay", "3", "no unit"}},
+		{"file unknown pool key", append(planArgs, "--config", file("poolkey.yaml", "pool:\n  cach_dir: x\n")), nil,
+			[]string{"poolkey.yaml", "cach_dir"}},
+		{"file pool not a mapping", append(planArgs, "--config", file("poollist.yaml", "pool: [a]\n")), nil,
+			[]string{"poollist.yaml", "pool: want a mapping"}},
+		{"file judge section", append(planArgs, "--config", file("judge.yaml", "judge:\n  params: {min_chars: few}\n")), nil,
+			[]string{"judge.yaml", "params.min_chars", `"few"`}},
+		{"DIALOGFARM_CONFIG bad value", planArgs, map[string]string{"DIALOGFARM_CONFIG": file("envcfg.yaml", "seed: abc\n")},
+			[]string{"config file " + filepath.Join(dir, "envcfg.yaml"), "seed", `"abc"`}},
+		{"DIALOGFARM_CONFIG unknown key", planArgs, map[string]string{"DIALOGFARM_CONFIG": file("envkey.yaml", "sead: 1\n")},
+			[]string{"envkey.yaml", `unknown key "sead"`}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			for k, v := range c.env {
+				t.Setenv(k, v)
+			}
+			var stdout, stderr bytes.Buffer
+			err := run(context.Background(), c.args, &stdout, &stderr)
+			if err == nil {
+				t.Fatalf("dialogfarm %s succeeded, want an error\n%s", strings.Join(c.args, " "), stdout.String())
+			}
+			for _, w := range c.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not mention %q", err, w)
+				}
+			}
+			if _, serr := os.Stat(plan); serr == nil {
+				t.Errorf("the plan was written despite the error")
+				os.Remove(plan)
+			}
+		})
+	}
+}
+
+// TestDriveRefusesBadTimeoutBeforeTheEditor: a bad duration in the
+// environment stops drive at once, before it reads configs or starts
+// anything.
+func TestDriveRefusesBadTimeoutBeforeTheEditor(t *testing.T) {
+	t.Setenv("DIALOGFARM_ANSWER_TIMEOUT", "300")
+	err := run(context.Background(), []string{"drive", "--configs", "none.jsonl", "--out", t.TempDir()}, &bytes.Buffer{}, &bytes.Buffer{})
+	if err == nil || !strings.Contains(err.Error(), "DIALOGFARM_ANSWER_TIMEOUT") || !strings.Contains(err.Error(), `"300"`) {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+// TestConfigSourcesPrecedence: the flag beats the environment, which beats
+// the config file (given by DIALOGFARM_CONFIG), which beats the default;
+// good values from each source are used.
+func TestConfigSourcesPrecedence(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "dialogfarm.yaml")
+	os.WriteFile(cfg, []byte("n: 5\nseed: 11\nprofile: default\n"), 0o644)
+	t.Setenv("DIALOGFARM_CONFIG", cfg)
+	t.Setenv("DIALOGFARM_SEED", "22")
+	out := filepath.Join(dir, "plan.json")
+	got := runFront(t, "plan", "--out", out)
+	if !strings.Contains(got, "5 dialogues") || !strings.Contains(got, "seed 22") {
+		t.Errorf("env over file: %s", got)
+	}
+	got = runFront(t, "plan", "--out", out, "--seed", "33", "--n", "4")
+	if !strings.Contains(got, "4 dialogues") || !strings.Contains(got, "seed 33") {
+		t.Errorf("flag over env: %s", got)
+	}
+}
+
+func TestVersionFlag(t *testing.T) {
+	out := runFront(t, "--version")
+	if !strings.HasPrefix(out, "dialogfarm ") || !strings.Contains(out, "go1.") {
+		t.Errorf("--version printed %q", out)
+	}
+}
