@@ -28,10 +28,14 @@ type DriveConfig struct {
 // editor and browser, drives every config not yet recorded ok in
 // cfg.Run.Out, and stops everything. Every exchange is also appended to
 // OUT/exchanges.jsonl as it completes, so a request and its answers are kept
-// even when the dialogue that made it fails later.
+// even when the dialogue that made it fails later. When every config is
+// already recorded ok, nothing is started.
 func Drive(ctx context.Context, cfg DriveConfig, configs []dialog.ChatConfig, responder capture.Responder, followUps driver.FollowUps, log *zap.Logger) (driver.Summary, error) {
 	if err := os.MkdirAll(cfg.Run.Out, 0o755); err != nil {
 		return driver.Summary{}, fmt.Errorf("create run folder: %w", err)
+	}
+	if sum, done, err := allRecorded(cfg.Run.Out, configs); err != nil || done {
+		return sum, err
 	}
 	sink, err := openExchangeLog(filepath.Join(cfg.Run.Out, "exchanges.jsonl"))
 	if err != nil {
@@ -53,6 +57,23 @@ func Drive(ctx context.Context, cfg DriveConfig, configs []dialog.ChatConfig, re
 	}
 	defer r.Stop()
 	return r.Drive(ctx, configs)
+}
+
+// allRecorded says whether every config is already recorded ok in dir.
+func allRecorded(dir string, configs []dialog.ChatConfig) (driver.Summary, bool, error) {
+	records, err := driver.OpenRecordLog(dir)
+	if err != nil {
+		return driver.Summary{}, false, err
+	}
+	defer records.Close()
+	sum := driver.Summary{Records: records.Path()}
+	for _, c := range configs {
+		if !records.Done(c.ID) {
+			return driver.Summary{}, false, nil
+		}
+		sum.Skipped++
+	}
+	return sum, true, nil
 }
 
 // exchangeLog appends exchanges as JSON lines, synced, with '<', '>' and

@@ -84,6 +84,7 @@ var commands = []func(*app) *cobra.Command{
 	planCmd,
 	configsCmd,
 	reportCmd,
+	pipelineCmd,
 }
 
 // init reads the config file and environment into the flags (strictly:

@@ -41,6 +41,8 @@ upstream model (--responder openai), or the offline stand-in.`,
 	f.Int("n", 0, "number of dialogues (required)")
 	f.Int64("seed", 0, "random seed (default: the profile's seed)")
 	f.String("out", "", "run folder (required)")
+	f.String("pipeline", "", "run this pipeline file (see `dialogfarm pipeline`) instead of the default stages; --profile, --repos, --n, --seed and the export flags then come from the file")
+	f.Int("limit", 0, "with --pipeline: drive at most this many configs per drive node (0: all)")
 	addQueryModelFlags(cmd)
 	def := sft.DefaultOptions()
 	f.String("format", def.Format, "SFT format: openai or sharegpt")
@@ -54,6 +56,9 @@ upstream model (--responder openai), or the offline stand-in.`,
 }
 
 func (a *app) run(ctx context.Context) error {
+	if path := a.v.GetString("pipeline"); path != "" {
+		return a.runPipeline(ctx, path)
+	}
 	out, n := a.v.GetString("out"), a.v.GetInt("n")
 	repos := a.v.GetStringSlice("repos")
 	if out == "" || n <= 0 || len(repos) == 0 {

@@ -1,0 +1,218 @@
+package pipeline
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/zap/zaptest"
+
+	"dialogfarm/analyst"
+	"dialogfarm/configgen"
+	"dialogfarm/dialog"
+	"dialogfarm/profiles"
+	"dialogfarm/sft"
+)
+
+func sampleRepo(tb testing.TB) string {
+	tb.Helper()
+	p, err := filepath.Abs("../examples/sample-repo")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return p
+}
+
+// recordedDialogues makes the dialogues a drive would record for configs:
+// one turn each, a plugin-shaped request, one candidate judged score (5
+// for every other config, 3 for the rest). All are ok: a failed config
+// would be driven again.
+func recordedDialogues(tb testing.TB, configs []dialog.ChatConfig) []dialog.Dialogue {
+	tb.Helper()
+	var out []dialog.Dialogue
+	start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	for i, c := range configs {
+		d := dialog.Dialogue{ConfigID: c.ID, Status: dialog.StatusOK, Config: c, Session: "s1", StartedAt: start, Seconds: 3}
+		q := "explain this code"
+		if len(c.Turns) > 0 {
+			q = c.Turns[0].Query
+		}
+		body, _ := json.Marshal(map[string]any{"model": "ask", "stream": true, "messages": []dialog.Message{
+			{Role: "system", Content: "You are Ask."}, {Role: "user", Content: q}}})
+		answer := fmt.Sprintf("Answer %d: it reads the file.", i)
+		score := 5.0
+		if i%2 == 1 {
+			score = 3
+		}
+		d.Turns = []dialog.Turn{{Query: q, Shown: answer, Exchange: dialog.Exchange{
+			Session: "s1", Seq: i + 1, Request: body, Answer: answer, Responder: "pool", Model: "m",
+			Candidates: []dialog.Candidate{{Member: "a", Model: "m", Text: answer, PromptTokens: 10, CompletionTokens: 5, CostUSD: 0.001}},
+			Verdicts:   []dialog.Verdict{{Candidate: 0, LLMScore: int(score), Score: score, Rank: 1}},
+			Received:   start, Seconds: 1,
+		}}}
+		out = append(out, d)
+	}
+	return out
+}
+
+// TestDefaultPipelineMatchesRun runs today's Run and the default pipeline
+// into two folders holding the same recorded dialogues (so neither starts
+// the editor: every config is recorded) and compares every file they
+// both write, byte for byte, and the printed tables.
+func TestDefaultPipelineMatchesRun(t *testing.T) {
+	ctx := context.Background()
+	log := zaptest.NewLogger(t)
+	repo := sampleRepo(t)
+	seed := int64(7)
+	const n = 8
+	prof, err := profiles.Load("default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	export := sft.DefaultOptions()
+
+	// The configs the plan makes, to record dialogues for.
+	pl, err := analyst.MakePlan(prof, analyst.PlanConfig{N: n, Seed: seed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cc := configgen.DefaultConfig()
+	cc.Repos, cc.Seed = []string{repo}, seed
+	gen, err := configgen.Generate(ctx, pl, cc, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds := recordedDialogues(t, gen.Configs)
+
+	runA, runB := t.TempDir(), t.TempDir()
+	for _, dir := range []string{runA, runB} {
+		if err := writeDialogues(filepath.Join(dir, DialoguesFile), ds); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var tableA, tableB bytes.Buffer
+	cfg := Config{Out: runA, Profile: prof, ProfileName: "default", Table: &tableA}
+	cfg.Plan = analyst.PlanConfig{N: n, Seed: seed}
+	cfg.Configs = configgen.DefaultConfig()
+	cfg.Configs.Repos, cfg.Configs.Seed = []string{repo}, seed
+	cfg.Configs.CachePath = filepath.Join(runA, "queries.cache.jsonl")
+	cfg.Export = export
+	cfg.Report = analyst.DefaultReportConfig()
+	cfg.Report.KeptTurns = func(d dialog.Dialogue) int { return sft.KeptTurns(d, export) }
+	if _, err := Run(ctx, cfg, Deps{}, log); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+
+	spec := DefaultSpec(DefaultOptions{Profile: "default", N: n, Seed: &seed, Repos: []string{repo}, Export: export})
+	states, err := RunSpec(ctx, spec, NewRegistry(), RunEnv{Out: runB, Table: &tableB, Log: log})
+	if err != nil {
+		t.Fatalf("RunSpec: %v", err)
+	}
+	if len(states) != 6 {
+		t.Fatalf("ran %d nodes, want 6", len(states))
+	}
+	compared := 0
+	err = filepath.WalkDir(runA, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(runA, path)
+		if rel == ManifestFile {
+			return nil // the pipeline keeps node states in nodes/ instead
+		}
+		a, _ := os.ReadFile(path)
+		b, err := os.ReadFile(filepath.Join(runB, rel))
+		if err != nil {
+			t.Errorf("%s: written by Run, not by the default pipeline: %v", rel, err)
+			return nil
+		}
+		if !bytes.Equal(a, b) {
+			t.Errorf("%s differs:\nRun:\n%.400s\npipeline:\n%.400s", rel, a, b)
+		}
+		compared++
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{PlanFile, ConfigsFile, DialoguesFile, SFTFile, sft.SidecarPath(SFTFile), ReportFile} {
+		if _, err := os.Stat(filepath.Join(runB, f)); err != nil {
+			t.Errorf("default pipeline did not write %s", f)
+		}
+	}
+	if tableA.String() != tableB.String() || tableA.Len() == 0 {
+		t.Errorf("report tables differ:\n%s\n---\n%s", tableA.String(), tableB.String())
+	}
+	sftData, _ := os.ReadFile(filepath.Join(runB, SFTFile))
+	if got := bytes.Count(sftData, []byte("\n")); got != n/2 {
+		t.Errorf("sft records %d, want %d (the 5-point dialogues)", got, n/2)
+	}
+	t.Logf("%d files identical; %d SFT records", compared, bytes.Count(sftData, []byte("\n")))
+
+	// Run again: every node but drive is cached, and drive starts nothing.
+	var statuses []string
+	_, err = RunSpec(ctx, spec, NewRegistry(), RunEnv{Out: runB, Log: log, OnNode: func(s NodeState) {
+		if s.Status == NodeCached || s.Status == NodeDone {
+			statuses = append(statuses, s.ID+"="+s.Status)
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"profile=cached", "plan=cached", "configs=cached", "drive=done", "export=cached", "report=cached"}
+	if !slices.Equal(statuses, want) {
+		t.Errorf("second run: %v, want %v", statuses, want)
+	}
+
+	// Edit the export's min_score: only export and report run again, and
+	// the old sft.jsonl is kept under nodes/stale.
+	spec.Node("export").Params["min_score"] = 3.0
+	spec.Node("report").Params["min_score"] = 3.0
+	statuses = nil
+	_, err = RunSpec(ctx, spec, NewRegistry(), RunEnv{Out: runB, Log: log, OnNode: func(s NodeState) {
+		if s.Status == NodeCached || s.Status == NodeDone {
+			statuses = append(statuses, s.ID+"="+s.Status)
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = []string{"profile=cached", "plan=cached", "configs=cached", "drive=done", "export=done", "report=done"}
+	if !slices.Equal(statuses, want) {
+		t.Errorf("after editing export: %v, want %v", statuses, want)
+	}
+	sftData, _ = os.ReadFile(filepath.Join(runB, SFTFile))
+	if got := bytes.Count(sftData, []byte("\n")); got != n {
+		t.Errorf("sft records with min_score 3: %d, want %d", got, n)
+	}
+	stale, _ := filepath.Glob(filepath.Join(runB, "nodes", "stale", "export-*", SFTFile))
+	if len(stale) != 1 {
+		t.Errorf("old sft.jsonl not kept under nodes/stale: %v", stale)
+	}
+}
+
+func TestParseSpecErrorsNameFileAndLine(t *testing.T) {
+	_, err := ParseSpec("p.yaml", []byte("apiVersion: dialogfarm/v1\nkind: Pipeline\nnodes:\n  - id: a\n    op: plan\n    parms: {n: 1}\n"))
+	if err == nil || !strings.Contains(err.Error(), "p.yaml") || !strings.Contains(err.Error(), "line 6") {
+		t.Fatalf("unknown key: %v", err)
+	}
+	s, err := ParseSpec("p.yaml", []byte("apiVersion: dialogfarm/v1\nkind: Pipeline\nnodes:\n  - id: a\n    op: export\n    inputs:\n      dialogues: x\n      dialogues: y\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := Validate(s, NewRegistry(), Env{})
+	if !hasCode(fs, CodeDuplicateProd, "a") || fs[0].Line == 0 {
+		t.Fatalf("repeated input: %v", fs)
+	}
+}
+
+func hasCode(fs []Finding, code, node string) bool {
+	return slices.ContainsFunc(fs, func(f Finding) bool { return f.Code == code && (node == "" || f.Node == node) })
+}
