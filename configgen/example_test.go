@@ -6,6 +6,7 @@ import (
 
 	"dialogfarm/configgen"
 	"dialogfarm/dialog"
+	"dialogfarm/redact"
 )
 
 // A driver asks for each follow-up after the plugin showed an answer.
@@ -27,8 +28,12 @@ func ExampleFollowUpWriter() {
 
 func ExampleDetectSecrets() {
 	src := "password = \"changeme\"\nDSN = \"postgres://app:s3cr3tPass@db/app\"\n"
-	for _, f := range configgen.DetectSecrets([]byte(src)) {
+	d, err := redact.NewDetector()
+	if err != nil {
+		panic(err)
+	}
+	for _, f := range configgen.DetectSecrets(d, []byte(src)) {
 		fmt.Println(f.Line, f.Kind)
 	}
-	// Output: 2 url-credentials
+	// Output: 2 dsn-password
 }

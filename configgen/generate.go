@@ -17,6 +17,7 @@ import (
 
 	"dialogfarm/dialog"
 	"dialogfarm/profiles"
+	"dialogfarm/redact"
 )
 
 // Config configures Generate.
@@ -41,6 +42,9 @@ type Config struct {
 	// CachePath, when set, caches model-written queries across runs
 	// (JSONL, appended as answers arrive).
 	CachePath string
+	// Secrets finds the secrets kept out of every region; nil builds
+	// redact's default detector.
+	Secrets *redact.Detector
 }
 
 // DefaultConfig: 256 KiB files, 20,000 files, 15 context lines, no model,
@@ -96,6 +100,13 @@ func Generate(ctx context.Context, pl *profiles.Plan, cfg Config, log *zap.Logge
 		log = zap.NewNop()
 	}
 	stats := newStats()
+	if cfg.Secrets == nil {
+		d, err := redact.NewDetector()
+		if err != nil {
+			return nil, fmt.Errorf("configs for plan %s: %w", pl.ID, err)
+		}
+		cfg.Secrets = d
+	}
 	idx, err := buildIndex(ctx, cfg, &stats)
 	if err != nil {
 		return nil, fmt.Errorf("configs for plan %s: %w", pl.ID, err)

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"dialogfarm/profiles"
+	"dialogfarm/redact"
 )
 
 // Skip reasons, as keys of Stats.SkippedFiles and Stats.SkippedDirs.
@@ -202,7 +203,7 @@ func buildIndex(ctx context.Context, cfg Config, stats *Stats) (*index, error) {
 				return fmt.Errorf("parse %s: %w", filepath.Join(t.repo, t.rel), err)
 			}
 			if !p.hasError {
-				entries[i] = newEntry(t, p, cfg.ContextLines)
+				entries[i] = newEntry(cfg.Secrets, t, p, cfg.ContextLines)
 			}
 			return nil
 		})
@@ -237,11 +238,11 @@ func buildIndex(ctx context.Context, cfg Config, stats *Stats) (*index, error) {
 	return idx, nil
 }
 
-func newEntry(t pending, p *parsed, ctxLines int) *fileEntry {
+func newEntry(d *redact.Detector, t pending, p *parsed, ctxLines int) *fileEntry {
 	rows := len(p.lineStart)
 	e := &fileEntry{repo: t.repo, rel: t.rel, lang: t.lang, p: p, secretRows: make([]int, rows+1), cands: map[string][]cand{}}
 	secret := make([]bool, rows)
-	for _, s := range DetectSecrets(p.src) {
+	for _, s := range DetectSecrets(d, p.src) {
 		secret[s.Line-1] = true
 	}
 	for r := range rows {

@@ -1,0 +1,114 @@
+package redact
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/spf13/viper"
+	"github.com/zricethezav/gitleaks/v8/config"
+	"github.com/zricethezav/gitleaks/v8/detect"
+)
+
+// Finding is one secret in a scanned text: the rule that found it and its
+// byte span. The secret is Text[Start:End] of the scanned text; it is not
+// copied here.
+type Finding struct {
+	Rule       string
+	Start, End int
+}
+
+// Detector finds secrets. It is safe for concurrent use; build one and
+// reuse it (building compiles a few hundred regular expressions).
+type Detector struct {
+	gl *detect.Detector
+}
+
+// NewDetector builds a detector with gitleaks' default rules and this
+// package's own rules.
+func NewDetector() (*Detector, error) {
+	// A viper of our own: gitleaks' NewDetectorDefaultConfig would fill the
+	// global one.
+	v := viper.New()
+	v.SetConfigType("toml")
+	if err := v.ReadConfig(strings.NewReader(config.DefaultConfig)); err != nil {
+		return nil, fmt.Errorf("read gitleaks default rules: %w", err)
+	}
+	var vc config.ViperConfig
+	if err := v.Unmarshal(&vc); err != nil {
+		return nil, fmt.Errorf("decode gitleaks default rules: %w", err)
+	}
+	cfg, err := vc.Translate()
+	if err != nil {
+		return nil, fmt.Errorf("compile gitleaks default rules: %w", err)
+	}
+	return &Detector{gl: detect.NewDetector(cfg)}, nil
+}
+
+// rank orders rules that found the same span: a named gitleaks rule beats
+// gitleaks' generic one, which beats ours, which beat the entropy rules.
+func rank(rule string) int {
+	switch {
+	case rule == ruleHighEntropy || rule == rulePEMBody:
+		return 3
+	case isOwnRule(rule):
+		return 2
+	case rule == "generic-api-key":
+		return 1
+	}
+	return 0
+}
+
+// Find returns the secrets in text, sorted by position and not
+// overlapping (where two findings overlap, the one that starts first wins,
+// then the longer one, then the more specific rule).
+func (d *Detector) Find(text string) []Finding {
+	var all []Finding
+	for _, f := range d.gl.DetectString(text) {
+		all = append(all, occurrences(text, f.Secret, f.RuleID)...)
+	}
+	all = append(all, ownFindings(text)...)
+	return resolve(text, all)
+}
+
+// occurrences returns every span of secret in text.
+func occurrences(text, secret, rule string) []Finding {
+	var out []Finding
+	if secret == "" {
+		return nil
+	}
+	for from := 0; ; {
+		i := strings.Index(text[from:], secret)
+		if i < 0 {
+			return out
+		}
+		start := from + i
+		out = append(out, Finding{Rule: rule, Start: start, End: start + len(secret)})
+		from = start + len(secret)
+	}
+}
+
+// resolve drops placeholders and overlaps and sorts by position.
+func resolve(text string, all []Finding) []Finding {
+	slices.SortFunc(all, func(a, b Finding) int {
+		return cmp.Or(cmp.Compare(a.Start, b.Start), cmp.Compare(b.End-b.Start, a.End-a.Start), cmp.Compare(rank(a.Rule), rank(b.Rule)))
+	})
+	var out []Finding
+	end := -1
+	for _, f := range all {
+		if f.Start < end || f.End <= f.Start || isPlaceholderText(text[f.Start:f.End]) {
+			continue
+		}
+		out = append(out, f)
+		end = f.End
+	}
+	return out
+}
+
+// isPlaceholderText says whether s is nothing but this package's
+// placeholders (and the characters around them), so it is not a secret.
+func isPlaceholderText(s string) bool {
+	rest := placeholderRe.ReplaceAllString(s, "")
+	return len(rest) < len(s) && len(strings.Trim(rest, " \t\r\n\"'`,;:=")) < 4
+}
