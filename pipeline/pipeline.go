@@ -1,7 +1,7 @@
 // Package pipeline runs dialogfarm end to end. The order of the stages is
 // written once, in Run:
 //
-//	plan → configs → drive → export → report
+//	plan → configs → drive → export → report → dataset
 //
 // Each stage reads the previous stage's file in the run folder and writes
 // its own, so a run killed at any point and started again with the same
@@ -27,6 +27,7 @@ import (
 	"dialogfarm/analyst"
 	"dialogfarm/capture"
 	"dialogfarm/configgen"
+	"dialogfarm/dataset"
 	"dialogfarm/dialog"
 	"dialogfarm/driver"
 	"dialogfarm/profiles"
@@ -46,6 +47,9 @@ type Config struct {
 	Drive       DriveConfig
 	Export      sft.Options
 	Report      analyst.ReportConfig
+	// Dataset configures the dataset folder (its Export is replaced by
+	// Export, its Run by what the run folder holds).
+	Dataset dataset.Options
 	// Progress receives progress lines of the long stages; nil is silent.
 	Progress io.Writer
 	// Table receives the fidelity report's table; nil is silent.
@@ -60,13 +64,15 @@ const (
 	DialoguesFile = "dialogues.jsonl"
 	SFTFile       = "sft.jsonl"
 	ReportFile    = "report.json"
+	DatasetDir    = "dataset"
 )
 
 // Result is what a run produced.
 type Result struct {
-	Drive  driver.Summary
-	Export sft.Summary
-	Report *analyst.Report
+	Drive   driver.Summary
+	Export  sft.Summary
+	Report  *analyst.Report
+	Dataset dataset.Stats
 }
 
 // Deps are the parts a run needs that the caller builds: who answers the
@@ -117,6 +123,10 @@ func Run(ctx context.Context, cfg Config, deps Deps, log *zap.Logger) (Result, e
 		}},
 		{"report", func(ctx context.Context) (err error) {
 			res.Report, err = writeReport(cfg, path(ConfigsFile), path(DialoguesFile), path(ReportFile))
+			return err
+		}},
+		{"dataset", func(ctx context.Context) (err error) {
+			res.Dataset, err = writeDataset(cfg, path(DialoguesFile), path(DatasetDir))
 			return err
 		}},
 	}
@@ -174,6 +184,19 @@ func writeReport(cfg Config, configsPath, dialoguesPath, path string) (*analyst.
 		return nil, fmt.Errorf("encode report: %w", err)
 	}
 	return r, profiles.WriteFileAtomic(path, append(data, '\n'))
+}
+
+// writeDataset builds the run's dataset folder, its card naming what the
+// run folder says about the run.
+func writeDataset(cfg Config, dialoguesPath, dir string) (dataset.Stats, error) {
+	opt := cfg.Dataset
+	ri, err := dataset.ReadRunInfo(cfg.Out)
+	if err != nil {
+		return dataset.Stats{}, err
+	}
+	ri.RubricVersion = opt.Run.RubricVersion
+	opt.Export, opt.Run = cfg.Export, ri
+	return dataset.BuildFiles(dialoguesPath, dir, opt)
 }
 
 // manifest is what makes a run folder: the arguments that decide its plan

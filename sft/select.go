@@ -22,20 +22,21 @@ const (
 type TurnMeta struct {
 	Score      float64            `json:"score"`
 	Model      string             `json:"model"`
-	Member     string             `json:"member,omitempty"`
-	RulesOnly  bool               `json:"rules_only,omitempty"`
+	Member     string             `json:"member"`
+	RulesOnly  bool               `json:"rules_only"`
 	Deductions []dialog.Deduction `json:"deductions"`
 }
 
-// Metadata describes one record.
+// Metadata describes one record. Every key is written on every line (an
+// empty string when unknown), so a file has one key set.
 type Metadata struct {
 	ID         string     `json:"id"`
 	ConfigID   string     `json:"config_id"`
-	Intent     string     `json:"intent,omitempty"`
-	Language   string     `json:"language,omitempty"`
-	Locale     string     `json:"locale,omitempty"`
-	Difficulty string     `json:"difficulty,omitempty"`
-	Offline    bool       `json:"offline,omitempty"`
+	Intent     string     `json:"intent"`
+	Language   string     `json:"language"`
+	Locale     string     `json:"locale"`
+	Difficulty string     `json:"difficulty"`
+	Offline    bool       `json:"offline"`
 	Turns      []TurnMeta `json:"turns"`
 }
 

@@ -3,11 +3,14 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"maps"
+	"path/filepath"
 	"slices"
 
 	"github.com/spf13/cobra"
 
+	"dialogfarm/dataset"
 	"dialogfarm/sft"
 )
 
@@ -20,18 +23,30 @@ SFT records: one per dialogue, its turns up to the first one below --min-score,
 each user message exactly as the plugin sent it and each assistant message the
 answer the plugin was shown. Records are sorted by id, each id once; exporting
 twice gives byte-identical files. Records answered by the offline stand-in are
-refused unless --allow-offline.`,
+refused unless --allow-offline.
+
+--out DIR (any name not ending in .jsonl) writes a dataset folder:
+train.jsonl and validation.jsonl (split by dialogue, --split, seeded by
+--seed), a README.md dataset card the Hugging Face Hub reads,
+dataset_info.json for LLaMA-Factory and stats.json. Records pass quality
+gates first, each drop counted by reason: roles (an optional system message,
+then user and assistant alternating, assistant last), empty turns,
+--max-tokens, exact and near duplicates (--dedup-exact, --dedup-near). Every
+line of a file has the same keys and JSON types in every --meta mode.
+--out FILE.jsonl writes the single file as before, without the gates.`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error { return a.export() },
 	}
 	f := cmd.Flags()
 	def := sft.DefaultOptions()
 	f.String("in", "", "dialogues file, e.g. run/dialogues.jsonl (required)")
-	f.String("out", "", "SFT JSONL to write (required); a sidecar goes next to it as NAME.meta.jsonl")
+	f.String("out", "", "dataset folder to write, or a single FILE.jsonl (required); a single file's sidecar goes next to it as FILE.meta.jsonl")
 	f.String("format", def.Format, "record format: openai ({\"messages\":[...]}) or sharegpt ({\"conversations\":[...]})")
 	f.Float64("min-score", def.MinScore, "lowest final judge score a kept turn may have")
 	f.String("meta", def.Meta, "metadata: inline (under \"metadata\"), sidecar (NAME.meta.jsonl, keyed by id and line) or none")
 	f.Bool("allow-offline", false, "also export records answered by the offline stand-in (placeholders, not training data)")
+	f.Int64("seed", 0, "seed of the train/validation split (dataset folder)")
+	addDatasetFlags(cmd)
 	return cmd
 }
 
@@ -43,6 +58,9 @@ func (a *app) export() error {
 	opt := sft.Options{
 		Format: a.v.GetString("format"), MinScore: a.v.GetFloat64("min-score"),
 		Meta: a.v.GetString("meta"), AllowOffline: a.v.GetBool("allow-offline"),
+	}
+	if isDatasetFolder(out) {
+		return a.exportFolder(in, out, opt)
 	}
 	sum, err := sft.ExportFiles(in, out, opt)
 	if err != nil {
@@ -62,4 +80,43 @@ func (a *app) export() error {
 		a.log.Warn("records from the offline stand-in were refused; pass --allow-offline to export them anyway")
 	}
 	return nil
+}
+
+// exportFolder writes the dataset folder out from the dialogues file in.
+func (a *app) exportFolder(in, out string, export sft.Options) error {
+	opt := a.datasetOptions(export, a.v.GetInt64("seed"))
+	ri, err := dataset.ReadRunInfo(filepath.Dir(in))
+	if err != nil {
+		return err
+	}
+	ri.RubricVersion = opt.Run.RubricVersion
+	opt.Run = ri
+	st, err := dataset.BuildFiles(in, out, opt)
+	if err != nil {
+		return err
+	}
+	printDatasetStats(a.stdout, out, st)
+	if n := st.Skipped[sft.SkipOffline]; n > 0 {
+		a.log.Warn("records from the offline stand-in were refused; pass --allow-offline to export them anyway")
+	}
+	return nil
+}
+
+// printDatasetStats prints what a dataset folder holds and what was left
+// out, in plain words.
+func printDatasetStats(w io.Writer, dir string, st dataset.Stats) {
+	fmt.Fprintf(w, "read %d dialogues; wrote %d records (%d turns) to %s: %d train, %d validation\n",
+		st.Dialogues, st.Records, st.Turns, dir, st.Splits[dataset.SplitTrain], st.Splits[dataset.SplitValidation])
+	fmt.Fprintf(w, "tokens per record (%s): mean %.1f, p95 %d, max %d; %d in all\n", st.Tokenizer, st.Tokens.Mean, st.Tokens.P95, st.Tokens.Max, st.Tokens.Total)
+	for _, reason := range slices.Sorted(maps.Keys(st.Skipped)) {
+		fmt.Fprintf(w, "skipped %d: %s\n", st.Skipped[reason], reason)
+	}
+	for _, reason := range dataset.DropReasons {
+		if n := st.Dropped[reason]; n > 0 {
+			fmt.Fprintf(w, "dropped %d: %s\n", n, reason)
+		}
+	}
+	if st.HistoryCuts > 0 {
+		fmt.Fprintf(w, "cut short %d: a later request's history did not match the kept turns\n", st.HistoryCuts)
+	}
 }

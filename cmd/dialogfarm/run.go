@@ -22,10 +22,12 @@ func runCmd(a *app) *cobra.Command {
 		Short: "Plan, generate configs, drive the editor, export SFT JSONL and report fidelity, in one resumable run",
 		Long: `run executes the whole pipeline into one run folder:
 
-  plan → configs → drive → export → report
+  plan → configs → drive → export → report → dataset
 
 OUT/plan.json, OUT/configs.jsonl, OUT/dialogues.jsonl (+ exchanges.jsonl,
-failures/), OUT/sft.jsonl and OUT/report.json. Killed at any point and started
+failures/), OUT/sft.jsonl, OUT/report.json and the dataset folder
+OUT/dataset/ (train/validation JSONL, dataset card, LLaMA-Factory
+dataset_info.json, stats.json; see export). Killed at any point and started
 again with the same arguments, it resumes: plan and configs are reused, no
 config recorded ok is driven again, export and report are recomputed. Other
 arguments on an existing OUT are refused.
@@ -49,6 +51,7 @@ upstream model (--responder openai), or the offline stand-in.`,
 	f.Float64("min-score", def.MinScore, "lowest final score a kept turn may have")
 	f.String("meta", def.Meta, "metadata: inline, sidecar or none")
 	f.Bool("allow-offline", false, "export records of the offline stand-in (placeholders; for trying the pipeline only)")
+	addDatasetFlags(cmd)
 	addDriveFlags(cmd)
 	addResponderFlags(cmd)
 	addToolFlags(cmd)
@@ -93,6 +96,10 @@ func (a *app) run(ctx context.Context) error {
 	if err := cfg.Export.Validate(); err != nil {
 		return err
 	}
+	cfg.Dataset = a.datasetOptions(cfg.Export, cfg.Plan.Seed)
+	if err := cfg.Dataset.Validate(); err != nil {
+		return err
+	}
 	cfg.Report = analyst.DefaultReportConfig()
 	cfg.Report.KeptTurns = func(d dialog.Dialogue) int { return sft.KeptTurns(d, cfg.Export) }
 
@@ -109,5 +116,6 @@ func (a *app) run(ctx context.Context) error {
 	fmt.Fprintf(a.stdout, "\ndialogues: %d ok, %d failed, %d already recorded\nSFT: %d records → %s\nreport: %s\n",
 		res.Drive.OK, res.Drive.Failed, res.Drive.Skipped, res.Export.Records,
 		filepath.Join(out, pipeline.SFTFile), filepath.Join(out, pipeline.ReportFile))
+	printDatasetStats(a.stdout, filepath.Join(out, pipeline.DatasetDir), res.Dataset)
 	return nil
 }

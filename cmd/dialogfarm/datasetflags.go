@@ -1,0 +1,48 @@
+package main
+
+import (
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"dialogfarm/dataset"
+	"dialogfarm/judge"
+	"dialogfarm/sft"
+)
+
+// addDatasetFlags adds the flags of a dataset folder (export with a folder
+// --out, and run).
+func addDatasetFlags(cmd *cobra.Command) {
+	f := cmd.Flags()
+	def := dataset.DefaultOptions()
+	f.Float64("split", def.Split, "share of dialogues in train.jsonl; the rest go to validation.jsonl (split by dialogue, seeded)")
+	f.String("tokenizer", def.Tokenizer, "tiktoken encoding tokens are counted with: "+strings.Join(dataset.Encodings, " or "))
+	f.Int("max-tokens", def.MaxTokens, "drop records with more tokens than this (0: no limit)")
+	f.Bool("dedup-exact", def.Dedup.Exact, "drop records whose user and assistant text repeats an earlier record's")
+	f.Float64("dedup-near", def.Dedup.Near, "drop records at or above this estimated Jaccard similarity to a kept record (MinHash/LSH; 0: off)")
+	f.String("name", def.Name, "dataset name: the card's title and the LLaMA-Factory entries NAME_train, NAME_validation")
+	f.String("license", def.License, "license field of the dataset card (a Hugging Face license id, or other)")
+}
+
+// datasetOptions fills dataset options from the flags; export selects the
+// turns, seed seeds the split.
+func (a *app) datasetOptions(export sft.Options, seed int64) dataset.Options {
+	opt := dataset.DefaultOptions()
+	opt.Export, opt.Seed = export, seed
+	opt.Split = a.v.GetFloat64("split")
+	opt.Tokenizer = a.v.GetString("tokenizer")
+	opt.MaxTokens = a.v.GetInt("max-tokens")
+	opt.Dedup.Exact = a.v.GetBool("dedup-exact")
+	opt.Dedup.Near = a.v.GetFloat64("dedup-near")
+	opt.Name = a.v.GetString("name")
+	opt.License = a.v.GetString("license")
+	opt.Run.RubricVersion = judge.RubricVersion(a.v.GetStringMapString("judge.rubrics"))
+	return opt
+}
+
+// isDatasetFolder reports whether export's --out names a dataset folder
+// rather than a single JSONL file.
+func isDatasetFolder(out string) bool {
+	return !strings.EqualFold(filepath.Ext(out), ".jsonl")
+}

@@ -1,0 +1,278 @@
+package dataset
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+
+	"dialogfarm/dialog"
+	"dialogfarm/profiles"
+	"dialogfarm/sft"
+)
+
+// Options configures a dataset folder.
+type Options struct {
+	// Export selects the turns (format, minimum score, metadata placement,
+	// offline records), exactly as a single-file export does.
+	Export sft.Options
+	// Split is the share of dialogues in train, in (0, 1]; Seed seeds it.
+	Split float64
+	Seed  int64
+	// Tokenizer names the encoding tokens are counted with (Encodings);
+	// MaxTokens drops records with more tokens (0: no limit).
+	Tokenizer string
+	MaxTokens int
+	Dedup     DedupOptions
+	// Name prefixes the LLaMA-Factory dataset names (NAME_train,
+	// NAME_validation) and titles the card.
+	Name string
+	// License is the card's license field (a Hub license id, or "other").
+	License string
+	// Run describes where the data came from, for the card.
+	Run RunInfo
+	// Progress, when set, is called as records pass the gates.
+	Progress func(done, total int)
+}
+
+// DefaultOptions: the sft defaults, 95% train, o200k_base tokens limited
+// to 16,385 per example (the per-example limit OpenAI's data-preparation
+// cookbook checks), the default dedup.
+func DefaultOptions() Options {
+	return Options{
+		Export: sft.DefaultOptions(), Split: 0.95, Tokenizer: "o200k_base", MaxTokens: 16385,
+		Dedup: DefaultDedup(), Name: "dialogfarm", License: "other",
+	}
+}
+
+// Validate checks the options.
+func (o Options) Validate() error {
+	if err := o.Export.Validate(); err != nil {
+		return err
+	}
+	if !(o.Split > 0 && o.Split <= 1) {
+		return fmt.Errorf("dataset split %v: want a share of train in (0, 1], e.g. 0.95", o.Split)
+	}
+	if o.MaxTokens < 0 {
+		return fmt.Errorf("dataset max tokens %d: want 0 (no limit) or more", o.MaxTokens)
+	}
+	if o.Dedup.Near < 0 || o.Dedup.Near > 1 {
+		return fmt.Errorf("dataset near-duplicate threshold %v: want a Jaccard similarity in [0, 1] (0 turns it off)", o.Dedup.Near)
+	}
+	if o.Name == "" {
+		return errors.New("dataset name is empty")
+	}
+	return nil
+}
+
+// Files in a dataset folder.
+const (
+	CardFile       = "README.md"
+	InfoFile       = "dataset_info.json"
+	StatsFile      = "stats.json"
+	TrainFile      = SplitTrain + ".jsonl"
+	ValidationFile = SplitValidation + ".jsonl"
+	TrainMeta      = SplitTrain + ".meta.jsonl"
+	ValidationMeta = SplitValidation + ".meta.jsonl"
+)
+
+// sample is one record on its way through the gates.
+type sample struct {
+	msgs   []dialog.Message
+	meta   sft.Metadata
+	tokens int
+	split  string
+}
+
+// Build reads dialogues (JSONL) from in and writes a dataset folder dir.
+// Files are written through temporary files renamed into place; files of
+// an earlier export that this one does not write (a validation split, a
+// sidecar) are removed.
+func Build(in io.Reader, dir string, opt Options) (Stats, error) {
+	if err := opt.Validate(); err != nil {
+		return Stats{}, err
+	}
+	tok, err := NewTokenizer(opt.Tokenizer)
+	if err != nil {
+		return Stats{}, err
+	}
+	samples, st, err := selectSamples(in, opt)
+	if err != nil {
+		return st, err
+	}
+	kept := gate(samples, tok, opt, &st)
+	splits := assignSplits(ids(kept), opt.Split, opt.Seed)
+	files := map[string][]byte{}
+	bySplit := map[string][]*sample{}
+	for _, s := range kept {
+		s.split = splits[s.meta.ID]
+		bySplit[s.split] = append(bySplit[s.split], s)
+	}
+	for _, split := range []string{SplitTrain, SplitValidation} {
+		rows := bySplit[split]
+		st.Splits[split] = len(rows)
+		if len(rows) == 0 {
+			continue
+		}
+		var out, meta bytes.Buffer
+		for i, s := range rows {
+			if err := writeRow(&out, &meta, i+1, s, opt.Export.Format, opt.Export.Meta); err != nil {
+				return st, fmt.Errorf("write %s record %s: %w", split, s.meta.ID, err)
+			}
+		}
+		files[split+".jsonl"] = out.Bytes()
+		if opt.Export.Meta == sft.MetaSidecar {
+			files[split+".meta.jsonl"] = meta.Bytes()
+		}
+	}
+	st.finish(kept)
+	info, err := llamaFactoryInfo(opt, st)
+	if err != nil {
+		return st, err
+	}
+	files[InfoFile] = info
+	if files[StatsFile], err = json.MarshalIndent(st, "", "  "); err != nil {
+		return st, fmt.Errorf("encode stats: %w", err)
+	}
+	files[StatsFile] = append(files[StatsFile], '\n')
+	if files[CardFile], err = card(opt, st, kept); err != nil {
+		return st, err
+	}
+	return st, writeFolder(dir, files)
+}
+
+// BuildFiles builds the dataset folder dir from the dialogues file inPath.
+func BuildFiles(inPath, dir string, opt Options) (Stats, error) {
+	f, err := os.Open(inPath)
+	if err != nil {
+		return Stats{}, fmt.Errorf("dataset: %w", err)
+	}
+	defer f.Close()
+	st, err := Build(f, dir, opt)
+	if err != nil {
+		return st, fmt.Errorf("dataset from %s: %w", inPath, err)
+	}
+	return st, nil
+}
+
+// selectSamples runs the sft selection and reads its records back, so the
+// folder holds exactly the records (and bytes) a single-file export
+// writes, after every check sft applies.
+func selectSamples(in io.Reader, opt Options) ([]*sample, Stats, error) {
+	eo := opt.Export
+	eo.Format, eo.Meta = sft.FormatOpenAI, sft.MetaSidecar
+	var recs, metas bytes.Buffer
+	sum, err := sft.Export(in, &recs, &metas, eo)
+	st := newStats(opt, sum)
+	if err != nil {
+		return nil, st, err
+	}
+	var out []*sample
+	rs, ms := bufio.NewScanner(&recs), bufio.NewScanner(&metas)
+	rs.Buffer(nil, 1<<30)
+	ms.Buffer(nil, 1<<30)
+	for rs.Scan() {
+		if !ms.Scan() {
+			return nil, st, errors.New("select records: a record has no metadata line")
+		}
+		var rec struct {
+			Messages []dialog.Message `json:"messages"`
+		}
+		var meta struct {
+			Line int `json:"line"`
+			sft.Metadata
+		}
+		if err := json.Unmarshal(rs.Bytes(), &rec); err != nil {
+			return nil, st, fmt.Errorf("read selected record %d: %w", len(out)+1, err)
+		}
+		if err := json.Unmarshal(ms.Bytes(), &meta); err != nil {
+			return nil, st, fmt.Errorf("read selected metadata %d: %w", len(out)+1, err)
+		}
+		out = append(out, &sample{msgs: rec.Messages, meta: meta.Metadata})
+	}
+	if err := errors.Join(rs.Err(), ms.Err()); err != nil {
+		return nil, st, fmt.Errorf("read selected records: %w", err)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].meta.ID < out[j].meta.ID })
+	return out, st, nil
+}
+
+// gate applies the quality gates in order and returns the records that
+// pass, counting each drop in st.
+func gate(samples []*sample, tok *Tokenizer, opt Options, st *Stats) []*sample {
+	var pass []*sample
+	for i, s := range samples {
+		if opt.Progress != nil {
+			opt.Progress(i+1, len(samples))
+		}
+		if reason := checkShape(s.msgs); reason != "" {
+			st.Dropped[reason]++
+			continue
+		}
+		s.tokens = tok.CountMessages(s.msgs)
+		if opt.MaxTokens > 0 && s.tokens > opt.MaxTokens {
+			st.Dropped[DropTooLong]++
+			continue
+		}
+		pass = append(pass, s)
+	}
+	drop := dedup(pass, opt.Dedup)
+	var kept []*sample
+	for i, s := range pass {
+		if reason := drop[i]; reason != "" {
+			st.Dropped[reason]++
+			continue
+		}
+		kept = append(kept, s)
+	}
+	return kept
+}
+
+func ids(samples []*sample) []string {
+	out := make([]string, len(samples))
+	for i, s := range samples {
+		out[i] = s.meta.ID
+	}
+	return out
+}
+
+// folderFiles are every file a dataset folder may hold; those not written
+// by an export are removed.
+var folderFiles = []string{CardFile, InfoFile, StatsFile, TrainFile, ValidationFile, TrainMeta, ValidationMeta}
+
+func writeFolder(dir string, files map[string][]byte) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("create dataset folder: %w", err)
+	}
+	for _, name := range folderFiles {
+		path := filepath.Join(dir, name)
+		data, ok := files[name]
+		if !ok {
+			if err := os.Remove(path); err != nil && !os.IsNotExist(err) {
+				return fmt.Errorf("remove stale %s: %w", path, err)
+			}
+			continue
+		}
+		if err := profiles.WriteFileAtomic(path, data); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// names of the files written for the splits that hold records.
+func splitFiles(st Stats) []string {
+	var out []string
+	for _, s := range []string{SplitTrain, SplitValidation} {
+		if st.Splits[s] > 0 {
+			out = append(out, s)
+		}
+	}
+	return slices.Clip(out)
+}
