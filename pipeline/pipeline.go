@@ -48,7 +48,8 @@ type Config struct {
 	Export      sft.Options
 	Report      analyst.ReportConfig
 	// Dataset configures the dataset folder (its Export is replaced by
-	// Export, its Run by what the run folder holds).
+	// Export, its Run by what the run folder holds); the zero value writes
+	// none.
 	Dataset dataset.Options
 	// Progress receives progress lines of the long stages; nil is silent.
 	Progress io.Writer
@@ -125,10 +126,12 @@ func Run(ctx context.Context, cfg Config, deps Deps, log *zap.Logger) (Result, e
 			res.Report, err = writeReport(cfg, path(ConfigsFile), path(DialoguesFile), path(ReportFile))
 			return err
 		}},
-		{"dataset", func(ctx context.Context) (err error) {
+	}
+	if cfg.Dataset.Name != "" {
+		stages = append(stages, stage{"dataset", func(ctx context.Context) (err error) {
 			res.Dataset, err = writeDataset(cfg, path(DialoguesFile), path(DatasetDir))
 			return err
-		}},
+		}})
 	}
 	for _, st := range stages {
 		start := time.Now()
