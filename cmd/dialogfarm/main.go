@@ -85,6 +85,7 @@ var commands = []func(*app) *cobra.Command{
 	configsCmd,
 	reportCmd,
 	pipelineCmd,
+	tasksCmd,
 }
 
 // init reads the config file and environment into the flags (strictly:

@@ -1,0 +1,149 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"dialogfarm/profiles"
+	"dialogfarm/tasks"
+)
+
+func tasksCmd(a *app) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "tasks",
+		Short: "Execution-verified coding tasks from a repository's own tests",
+		Long: `tasks traces a repository's tests (Go modules, or Python projects with pytest),
+plans incremental steps from the runtime dependency graph, and builds per step a
+skeleton, a reference patch, fail-to-pass/pass-to-pass lists and a requirement
+document; a three-state audit decides which steps are exported.
+
+  dialogfarm tasks trace --repo DIR --out WORK   → WORK/graph.json
+  dialogfarm tasks plan --out WORK               → WORK/plan.json
+  dialogfarm tasks build --out WORK              → WORK/steps/, audit.json, instances.jsonl, configs.jsonl`,
+	}
+	trace := &cobra.Command{Use: "trace", Short: "Run every test alone (3×) and record the functions it exercises", Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error { return a.tasksTrace(c) }}
+	tf := trace.Flags()
+	tf.String("repo", "", "repository to trace (required)")
+	tf.StringSlice("packages", []string{"./..."}, "Go package patterns to trace")
+	tf.Int("runs", 3, "runs per test; a test whose outcome differs is dropped as flaky")
+	tf.Duration("test-timeout", 0, "timeout of one test run (default 2m)")
+	plan := &cobra.Command{Use: "plan", Short: "Group tests by covered functions into ordered steps", Args: cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error { return a.tasksPlan() }}
+	build := &cobra.Command{Use: "build", Short: "Build, audit and export the steps' tasks", Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error { return a.tasksBuild(c) }}
+	bf := build.Flags()
+	bf.String("profile", "default", "profile (file or built-in name) for the chat configs' query style and locale")
+	bf.Int("runs", 3, "runs of the original state in the audit")
+	bf.Duration("test-timeout", 0, "timeout of one test run (default 2m)")
+	for _, c := range []*cobra.Command{trace, plan, build} {
+		c.Flags().String("out", "out/tasks", "work directory (graph.json, plan.json, steps/)")
+		c.Flags().String("python", "/usr/bin/python3", "Python interpreter that has pytest")
+		cmd.AddCommand(c)
+	}
+	return cmd
+}
+
+func (a *app) tasksTrace(c *cobra.Command) error {
+	repo, out := a.v.GetString("repo"), a.v.GetString("out")
+	if repo == "" {
+		return errors.New("tasks trace: --repo is required")
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return err
+	}
+	g, err := tasks.Trace(c.Context(), repo, tasks.TraceOptions{
+		Runs: a.v.GetInt("runs"), Packages: a.v.GetStringSlice("packages"), TestTimeout: a.v.GetDuration("test-timeout"),
+		Python: a.v.GetString("python"), Log: a.log,
+	})
+	if err != nil {
+		return err
+	}
+	path := filepath.Join(out, "graph.json")
+	if err := tasks.WriteJSON(path, g); err != nil {
+		return err
+	}
+	fmt.Fprintf(a.stdout, "%s\n", g.Summarize())
+	for _, d := range g.Dropped {
+		fmt.Fprintf(a.stdout, "dropped %s: %s %s\n", d.Test, d.Reason, firstLine(d.Detail))
+	}
+	fmt.Fprintf(a.stdout, "graph → %s\n", path)
+	return nil
+}
+
+func firstLine(s string) string {
+	for i, r := range s {
+		if r == '\n' {
+			return s[:i]
+		}
+	}
+	return s
+}
+
+func (a *app) tasksPlan() error {
+	out := a.v.GetString("out")
+	g, err := tasks.ReadGraph(filepath.Join(out, "graph.json"))
+	if err != nil {
+		return err
+	}
+	p := tasks.MakePlan(g)
+	path := filepath.Join(out, "plan.json")
+	if err := tasks.WriteJSON(path, p); err != nil {
+		return err
+	}
+	merged := 0
+	for _, s := range p.Steps {
+		merged += len(s.Merged)
+	}
+	fmt.Fprintf(a.stdout, "%d steps from %d tests (%d tests merged into earlier steps, %d scaffold tests) → %s\n",
+		len(p.Steps), len(g.Tests), merged, len(p.Scaffold), path)
+	return nil
+}
+
+func (a *app) tasksBuild(c *cobra.Command) error {
+	ctx, out := c.Context(), a.v.GetString("out")
+	g, err := tasks.ReadGraph(filepath.Join(out, "graph.json"))
+	if err != nil {
+		return err
+	}
+	p, err := tasks.ReadPlan(filepath.Join(out, "plan.json"))
+	if errors.Is(err, os.ErrNotExist) {
+		p = tasks.MakePlan(g)
+	} else if err != nil {
+		return err
+	}
+	var prof *profiles.Profile
+	if name := a.v.GetString("profile"); name != "" {
+		if prof, err = profiles.Load(name); err != nil {
+			return err
+		}
+	}
+	python := a.v.GetString("python")
+	if err := os.RemoveAll(filepath.Join(out, "steps")); err != nil {
+		return err
+	}
+	b, err := tasks.BuildTasks(ctx, g, p, out, tasks.BuildOptions{Python: python, Log: a.log})
+	if err != nil {
+		return err
+	}
+	audit, err := tasks.AuditBuild(ctx, b, tasks.AuditOptions{Runs: a.v.GetInt("runs"),
+		Runner: tasks.NewRunner(g, python, a.v.GetDuration("test-timeout")), Log: a.log})
+	if err != nil {
+		return err
+	}
+	if err := tasks.WriteJSON(filepath.Join(out, "audit.json"), audit); err != nil {
+		return err
+	}
+	audit.Print(a.stdout)
+	res, err := tasks.Export(ctx, b, audit, out, tasks.ExportOptions{Profile: prof, Materialize: true})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(a.stdout, "exported %d instances → %s, %d chat configs → %s\n", res.Instances,
+		filepath.Join(out, "instances.jsonl"), res.Configs, filepath.Join(out, "configs.jsonl"))
+	return nil
+}

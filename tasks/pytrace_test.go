@@ -1,0 +1,66 @@
+package tasks
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"go.uber.org/zap/zaptest"
+)
+
+func tracePyFixture(t *testing.T) *Graph {
+	t.Helper()
+	if g := fixtureGraphs["tracePyFixture"]; g != nil {
+		return g
+	}
+	g, err := Trace(context.Background(), "testdata/pyfix", TraceOptions{Log: zaptest.NewLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fixtureGraphs["tracePyFixture"] = g
+	return g
+}
+
+func TestTracePythonFixture(t *testing.T) {
+	g := tracePyFixture(t)
+	wantEdges := []string{
+		"Worker.run -> square",
+		"logged -> scale",
+		"lookup -> normalize",
+		"make_adder -> helper",
+		"run_worker -> Worker.__init__",
+		"run_worker -> Worker.run",
+		"total -> Rect.area",
+		"total -> Square.area",
+		"total_countdown -> countdown",
+	}
+	if d := cmp.Diff(wantEdges, edgeNames(g, "")); d != "" {
+		t.Errorf("edges (-want +got):\n%s", d)
+	}
+	wantCovers := map[string][]string{
+		"tests/test_shapes.py::test_total":              {"Rect.__init__", "Rect.area", "Square.__init__", "Square.area", "total"},
+		"tests/test_shapes.py::test_total_rejects_none": {"total"},
+		"tests/test_util.py::test_adder":                {"helper", "make_adder"},
+		"tests/test_util.py::test_countdown":            {"countdown", "total_countdown"},
+		"tests/test_util.py::test_lookup":               {"lookup"},
+		"tests/test_util.py::test_mixed":                {"Worker.__init__", "Worker.run", "countdown", "run_worker", "square", "total_countdown"},
+		"tests/test_util.py::test_scale":                {"scale"},
+		"tests/test_util.py::test_worker":               {"Worker.__init__", "Worker.run", "run_worker", "square"},
+	}
+	if d := cmp.Diff(wantCovers, coverNames(g, "")); d != "" {
+		t.Errorf("covers (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff([]Dropped{{Test: "tests/test_util.py::test_flaky", Reason: "flaky", Detail: "fail,pass,fail"}}, g.Dropped); d != "" {
+		t.Errorf("dropped (-want +got):\n%s", d)
+	}
+	var initNames []string
+	for _, id := range g.InitNodes {
+		n, _ := g.Node(id)
+		initNames = append(initNames, n.Name)
+	}
+	slices.Sort(initNames)
+	if d := cmp.Diff([]string{"build_registry", "logged", "normalize"}, initNames); d != "" {
+		t.Errorf("init nodes (-want +got):\n%s", d)
+	}
+}

@@ -1,0 +1,166 @@
+package tasks
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"go.uber.org/zap/zaptest"
+)
+
+// fixtureGraphs memoizes the (slow) fixture traces across the tests of
+// this package; tests never modify a graph.
+var fixtureGraphs = map[string]*Graph{}
+
+// stepNames renders a plan as one line per step: its node names and tests.
+func stepNames(g *Graph, p *Plan, trim string) []string {
+	var out []string
+	for _, s := range p.Steps {
+		var ns []string
+		for _, id := range s.Nodes {
+			n, _ := g.Node(id)
+			ns = append(ns, strings.TrimPrefix(n.Name, trim))
+		}
+		var ts []string
+		for _, id := range s.Tests {
+			ts = append(ts, id[strings.LastIndexAny(id, ".:")+1:])
+		}
+		line := strings.Join(ns, ",") + " <- " + strings.Join(ts, ",")
+		if len(s.Merged) > 0 {
+			line += " (merged " + strings.Join(s.Merged, ",")[strings.LastIndexAny(strings.Join(s.Merged, ","), ".:")+1:] + ")"
+		}
+		out = append(out, line)
+	}
+	return out
+}
+
+func buildAndAudit(t *testing.T, g *Graph) (*Build, *Audit, string) {
+	t.Helper()
+	ctx := context.Background()
+	out := t.TempDir()
+	p := MakePlan(g)
+	b, err := BuildTasks(ctx, g, p, out, BuildOptions{Log: zaptest.NewLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := AuditBuild(ctx, b, AuditOptions{Runner: NewRunner(g, "", 0), Log: zaptest.NewLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf strings.Builder
+	a.Print(&buf)
+	t.Log("\n" + buf.String())
+	return b, a, out
+}
+
+func TestRoundTripGo(t *testing.T) {
+	g := traceGoFixture(t)
+	b, a, out := buildAndAudit(t, g)
+	want := []string{
+		"calc.Lookup <- TestLookup",
+		"calc.Apply <- TestApply",
+		"calc.worker,calc.Parallel <- TestParallel",
+		"shapes.Square.Area,shapes.Describe <- TestDescribe",
+		"calc.double,calc.DoubleAll <- TestDoubleAll,TestMixed (merged TestMixed)",
+		"shapes.(*Rect).Area,shapes.mul,shapes.Total <- TestTotal",
+	}
+	if d := cmp.Diff(want, stepNames(g, b.Plan, "gofix/")); d != "" {
+		t.Errorf("plan (-want +got):\n%s", d)
+	}
+	if a.StepsPassed != len(want) || a.VacuousF2P != 0 || a.MissedEdges != 0 {
+		t.Errorf("audit: %d/%d passed, %d vacuous, %d missed; want all passed", a.StepsPassed, a.StepsTotal, a.VacuousF2P, a.MissedEdges)
+	}
+	// step 4 stubs Describe, the last function of shapes.go: its patch
+	// ends at the file's last line, and still applies.
+	patch, _ := os.ReadFile(b.Tasks[3].Patch)
+	if !strings.Contains(string(patch), `-	panic("TODO: implement Describe")`) || !strings.Contains(string(patch), `+	return fmt.Sprintf("area %d", s.Area())`) {
+		t.Errorf("step 4 patch does not restore Describe:\n%s", patch)
+	}
+	// cumulative: step 1's skeleton has every later step stubbed too
+	skel, _ := os.ReadFile(filepath.Join(b.Tasks[0].SkeletonDir, "shapes", "shapes.go"))
+	for _, fn := range []string{"Describe", "Total", "(*Rect).Area", "Square.Area", "mul"} {
+		if !strings.Contains(string(skel), `panic("TODO: implement `+fn+`")`) {
+			t.Errorf("step 1 skeleton does not stub %s", fn)
+		}
+	}
+	if strings.Contains(string(skel), `"fmt"`) {
+		t.Errorf("step 1 skeleton keeps the unused fmt import:\n%s", skel)
+	}
+	if !strings.Contains(string(skel), "// Describe says a shape's area.") {
+		t.Errorf("doc comment lost:\n%s", skel)
+	}
+	checkExport(t, b, a, out, len(want))
+}
+
+func TestRoundTripPython(t *testing.T) {
+	g := tracePyFixture(t)
+	b, a, out := buildAndAudit(t, g)
+	want := []string{
+		"total <- test_total_rejects_none",
+		"lookup <- test_lookup",
+		"scale <- test_scale",
+		"countdown,total_countdown <- test_countdown",
+		"helper,make_adder <- test_adder",
+		"square,Worker.__init__,Worker.run,run_worker <- test_mixed,test_worker (merged test_mixed)",
+		"Square.__init__,Square.area,Rect.__init__,Rect.area <- test_total",
+	}
+	if d := cmp.Diff(want, stepNames(g, b.Plan, "")); d != "" {
+		t.Errorf("plan (-want +got):\n%s", d)
+	}
+	var passed []bool
+	for _, s := range a.Steps {
+		passed = append(passed, s.Passed)
+		if !s.PatchApplies || !s.PatchExact {
+			t.Errorf("step %d: patch applies %v, exact %v", s.Step, s.PatchApplies, s.PatchExact)
+		}
+	}
+	// step 1's only test passes on the stub (pytest.raises(Exception)).
+	if d := cmp.Diff([]bool{false, true, true, true, true, true, true}, passed); d != "" {
+		t.Errorf("audit passed per step (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff([]string{"tests/test_shapes.py::test_total_rejects_none"}, a.Steps[0].Vacuous); d != "" {
+		t.Errorf("vacuous (-want +got):\n%s", d)
+	}
+	// shapes.py has no trailing newline and total is its last function.
+	patch, _ := os.ReadFile(b.Tasks[0].Patch)
+	if !strings.Contains(string(patch), `\ No newline at end of file`) {
+		t.Errorf("step 1 patch lacks the no-newline marker:\n%s", patch)
+	}
+	skel, _ := os.ReadFile(filepath.Join(b.Tasks[0].SkeletonDir, "pyfix", "util.py"))
+	for _, keep := range []string{"@logged\ndef scale(x, k):\n    \"\"\"Multiply x by k.\"\"\"\n    raise NotImplementedError(\"TODO: implement scale\")",
+		"def make_adder(k):\n    raise NotImplementedError", "REGISTRY = build_registry()", "def normalize(s):\n    return s.lower()"} {
+		if !strings.Contains(string(skel), keep) {
+			t.Errorf("step 1 skeleton of util.py lacks %q:\n%s", keep, skel)
+		}
+	}
+	checkExport(t, b, a, out, 6)
+}
+
+func checkExport(t *testing.T, b *Build, a *Audit, out string, wantInstances int) {
+	t.Helper()
+	res, err := Export(context.Background(), b, a, out, ExportOptions{Materialize: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Instances != wantInstances {
+		t.Errorf("exported %d instances, want %d", res.Instances, wantInstances)
+	}
+	data, _ := os.ReadFile(filepath.Join(out, "instances.jsonl"))
+	for i, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var inst Instance
+		if err := json.Unmarshal([]byte(l), &inst); err != nil {
+			t.Fatalf("instances.jsonl line %d: %v", i+1, err)
+		}
+		if len(inst.FailToPass) == 0 || inst.Patch == "" || !slices.Contains(inst.Functions, inst.Functions[0]) {
+			t.Errorf("instance %s incomplete: %+v", inst.InstanceID, inst)
+		}
+	}
+	if res.Configs == 0 {
+		t.Errorf("no chat configs exported")
+	}
+}

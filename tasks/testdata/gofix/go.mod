@@ -1,0 +1,3 @@
+module gofix
+
+go 1.22
