@@ -105,6 +105,7 @@ type Runner struct {
 	browser  *Browser
 	loads    chan struct{} // one window loads at a time: loads saturate the CPU
 	sessions []*Session    // the simulators' windows, opened by Drive
+	lock     *FolderLock   // the run folder's lock, when Start took it
 }
 
 // NewRunner prepares a run; Start launches the editor and browser.
@@ -125,18 +126,33 @@ func (r *Runner) Start(ctx context.Context) error {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return fmt.Errorf("create run folder: %w", err)
 	}
+	// The run folder's lock: taken here unless this process already holds
+	// it (the command takes it before anything else), so a second run on
+	// the folder fails before it touches the first one's editor.
+	lock, err := LockRunFolder(out)
+	var locked *LockedError
+	switch {
+	case errors.As(err, &locked) && locked.PID == os.Getpid():
+	case err != nil:
+		return err
+	default:
+		r.lock = lock
+	}
 	if err := killStale(out, r.log); err != nil {
+		r.unlock()
 		return err
 	}
 	r.cfg.Editor.Dir = filepath.Join(r.cfg.Out, "editor")
 	r.cfg.Browser.Dir = filepath.Join(r.cfg.Out, "browser")
 	ed, err := StartEditor(ctx, r.cfg.Editor, r.log)
 	if err != nil {
+		r.unlock()
 		return err
 	}
 	br, err := LaunchBrowser(ctx, r.cfg.Browser, r.log)
 	if err != nil {
 		ed.Stop()
+		r.unlock()
 		return err
 	}
 	r.editor, r.browser = ed, br
@@ -146,7 +162,13 @@ func (r *Runner) Start(ctx context.Context) error {
 // saveProcessGroups records the editor's and browser's process groups in
 // the run folder, for killStale.
 func (r *Runner) saveProcessGroups() error {
-	return writeProcessGroups(r.cfg.Out, processGroups{Editor: r.editor.PID(), Browser: r.browser.PID()})
+	return writeProcessGroups(r.cfg.Out, processGroups{Editor: r.editor.PID(), Browser: r.browser.PID(), Run: os.Getpid()})
+}
+
+// unlock releases the run folder's lock if Start took it.
+func (r *Runner) unlock() {
+	_ = r.lock.Unlock()
+	r.lock = nil
 }
 
 // Stop ends the browser and the editor's process group.
@@ -160,6 +182,7 @@ func (r *Runner) Stop() {
 		r.editor.Stop()
 	}
 	_ = os.Remove(filepath.Join(r.cfg.Out, processesFile))
+	r.unlock()
 }
 
 // Versions names the editor, plugin and browser of this run.

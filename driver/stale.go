@@ -14,14 +14,17 @@ import (
 
 // A run killed with SIGKILL cannot stop its editor and browser: both run in
 // their own process groups and outlive it. The run folder therefore keeps
-// their process group ids in processes.json, and the next run on the same
-// folder ends any that are still alive before it starts its own.
+// their process group ids, and the run's PID, in processes.json, and the
+// next run on the same folder ends any that are still alive before it
+// starts its own, but only when the run that started them is no longer
+// alive: a live run holds the folder's lock (LockRunFolder).
 
 const processesFile = "processes.json"
 
 type processGroups struct {
 	Editor  int `json:"code_server_pgid"`
 	Browser int `json:"chromium_pgid"`
+	Run     int `json:"run_pid,omitempty"`
 }
 
 func writeProcessGroups(out string, p processGroups) error {
@@ -29,8 +32,8 @@ func writeProcessGroups(out string, p processGroups) error {
 	return writeAtomic(filepath.Join(out, processesFile), data)
 }
 
-// killStale ends the process groups a previous run on out left behind. A
-// group is only killed when its leader's command line names a folder inside
+// killStale ends the process groups a previous run on out left behind,
+// unless that run still holds out's lock. A group is only killed when its leader's command line names a folder inside
 // out, so a recycled pid of an unrelated process is left alone.
 func killStale(out string, log *zap.Logger) error {
 	data, err := os.ReadFile(filepath.Join(out, processesFile))
@@ -43,6 +46,10 @@ func killStale(out string, log *zap.Logger) error {
 	var p processGroups
 	if err := json.Unmarshal(data, &p); err != nil {
 		return fmt.Errorf("%s: %w", filepath.Join(out, processesFile), err)
+	}
+	if alive, holder := runAlive(out); alive && p.Run != 0 && holder == p.Run {
+		log.Info("the processes in processes.json belong to a live run: left alone", zap.Int("run_pid", p.Run))
+		return nil
 	}
 	for name, pgid := range map[string]int{"code-server": p.Editor, "chromium": p.Browser} {
 		if pgid <= 0 || !cmdlineMentions(pgid, out) {

@@ -5,8 +5,11 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+
+	"dialogfarm/driver"
 )
 
 // TestStrictConfig feeds bad values and unknown keys through each source —
@@ -133,5 +136,31 @@ func TestVersionFlag(t *testing.T) {
 	out := runFront(t, "--version")
 	if !strings.HasPrefix(out, "dialogfarm ") || !strings.Contains(out, "go1.") {
 		t.Errorf("--version printed %q", out)
+	}
+}
+
+// TestSecondRunOnALockedFolder: drive and run on a folder whose lock is
+// held fail at once, naming the holder's PID, before reading configs or
+// starting an editor (no tools are needed for this test).
+func TestSecondRunOnALockedFolder(t *testing.T) {
+	out := t.TempDir()
+	lock, err := driver.LockRunFolder(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Unlock()
+	pid := "pid " + strconv.Itoa(os.Getpid())
+	for _, args := range [][]string{
+		{"drive", "--configs", "no-such-configs.jsonl", "--out", out, "--root", t.TempDir()},
+		{"run", "--repos", ".", "--n", "3", "--out", out, "--root", t.TempDir()},
+	} {
+		err := run(context.Background(), args, &bytes.Buffer{}, &bytes.Buffer{})
+		if err == nil || !strings.Contains(err.Error(), pid) || !strings.Contains(err.Error(), "in use") {
+			t.Errorf("%s: err = %v, want the folder in use by %s", args[0], err, pid)
+		}
+	}
+	entries, _ := os.ReadDir(out)
+	if len(entries) != 1 {
+		t.Errorf("the refused commands wrote into the run folder: %v", entries)
 	}
 }

@@ -67,6 +67,11 @@ func (a *app) drive(ctx context.Context) error {
 	if configsPath == "" || out == "" {
 		return errors.New("drive: --configs and --out are required")
 	}
+	lock, err := driver.LockRunFolder(out)
+	if err != nil {
+		return err
+	}
+	defer lock.Unlock()
 	configs, err := readConfigs(configsPath)
 	if err != nil && len(configs) == 0 {
 		return err

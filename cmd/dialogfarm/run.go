@@ -11,6 +11,7 @@ import (
 	"dialogfarm/analyst"
 	"dialogfarm/configgen"
 	"dialogfarm/dialog"
+	"dialogfarm/driver"
 	"dialogfarm/pipeline"
 	"dialogfarm/profiles"
 	"dialogfarm/sft"
@@ -67,6 +68,11 @@ func (a *app) run(ctx context.Context) error {
 	if out == "" || n <= 0 || len(repos) == 0 {
 		return errors.New("run: --out, --repos and a positive --n are required")
 	}
+	lock, err := driver.LockRunFolder(out)
+	if err != nil {
+		return err
+	}
+	defer lock.Unlock()
 	for i, r := range repos {
 		abs, err := filepath.Abs(r)
 		if err != nil {
