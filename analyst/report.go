@@ -1,7 +1,6 @@
 package analyst
 
 import (
-	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -237,7 +236,8 @@ func (r *Report) WriteTable(w io.Writer) error {
 }
 
 // ReadJSONL decodes one T per non-blank line of path. A missing file gives
-// os.ErrNotExist (wrapped); a bad line fails with its line number.
+// os.ErrNotExist (wrapped); a bad line fails with its line number; a torn
+// last line (a run killed mid-write) is skipped, as drive skips it.
 func ReadJSONL[T any](path string) ([]T, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -245,22 +245,21 @@ func ReadJSONL[T any](path string) ([]T, error) {
 	}
 	defer f.Close()
 	var out []T
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64*1024), 64<<20)
-	line := 0
-	for sc.Scan() {
-		line++
-		if len(strings.TrimSpace(sc.Text())) == 0 {
-			continue
-		}
+	var lineErr error
+	_, err = dialog.ReadJSONL(f, func(n int, line []byte) error {
 		var v T
-		if err := json.Unmarshal(sc.Bytes(), &v); err != nil {
-			return nil, fmt.Errorf("read %s line %d: %w", path, line, err)
+		if err := json.Unmarshal(line, &v); err != nil {
+			lineErr = fmt.Errorf("read %s line %d: %w", path, n, err)
+			return lineErr
 		}
 		out = append(out, v)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("read %s line %d: %w", path, line+1, err)
+		return nil
+	})
+	switch {
+	case err != nil && err == lineErr:
+		return nil, err
+	case err != nil:
+		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
 	return out, nil
 }

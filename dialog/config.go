@@ -1,7 +1,6 @@
 package dialog
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -136,21 +135,38 @@ func commandNames() []string {
 	return names
 }
 
+// MaxConfigLine bounds one line of a configs file (16 MiB).
+const MaxConfigLine = 16 << 20
+
 // ReadConfigs reads ChatConfigs, one JSON object per line, from r. Blank
 // lines and lines starting with '#' are skipped. A line that does not parse
 // or validate is reported as a *FieldError naming file, line and field and
 // does not stop the others: the valid configs and the joined errors are both
-// returned. Duplicate ids are an error on the later line.
+// returned. Duplicate ids are an error on the later line. A line over
+// MaxConfigLine bytes is such an error too, and the lines after it are read.
 func ReadConfigs(r io.Reader, file string) ([]ChatConfig, error) {
 	var (
 		configs []ChatConfig
 		errs    []error
 		seen    = map[string]int{}
 	)
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64*1024), 16*1024*1024)
-	for line := 1; sc.Scan(); line++ {
-		text := bytes.TrimSpace(sc.Bytes())
+	lr := NewLineReader(r, MaxConfigLine)
+	for {
+		l, err := lr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("read %s line %d: %w", file, lr.n+1, err))
+			break
+		}
+		line := l.N
+		if l.TooLong {
+			errs = append(errs, &FieldError{File: file, Line: line,
+				Msg: fmt.Sprintf("line is %d bytes, over the %d MiB a config line may have", l.Size, MaxConfigLine>>20)})
+			continue
+		}
+		text := bytes.TrimSpace(l.Data)
 		if len(text) == 0 || text[0] == '#' {
 			continue
 		}
@@ -174,9 +190,6 @@ func ReadConfigs(r io.Reader, file string) ([]ChatConfig, error) {
 		}
 		seen[c.ID] = line
 		configs = append(configs, c)
-	}
-	if err := sc.Err(); err != nil {
-		errs = append(errs, fmt.Errorf("read %s: %w", file, err))
 	}
 	return configs, errors.Join(errs...)
 }

@@ -1,7 +1,6 @@
 package sft
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -110,33 +109,32 @@ func Export(in io.Reader, out, sidecar io.Writer, opt Options) (Summary, error) 
 }
 
 // readDialogues reads JSONL dialogues keyed by config id; a later line
-// supersedes an earlier one.
+// supersedes an earlier one. A torn last line (a run killed mid-write) is
+// skipped and counted, as drive skips it when it resumes.
 func readDialogues(in io.Reader, sum *Summary) (map[string]dialog.Dialogue, error) {
 	byID := map[string]dialog.Dialogue{}
-	r := bufio.NewReader(in)
-	for n := 1; ; n++ {
-		line, err := r.ReadBytes('\n')
-		if len(bytes.TrimSpace(line)) > 0 {
-			var d dialog.Dialogue
-			if jerr := json.Unmarshal(line, &d); jerr != nil {
-				return nil, fmt.Errorf("read dialogues line %d: %w", n, jerr)
-			}
-			if d.ConfigID == "" {
-				return nil, fmt.Errorf("read dialogues line %d: no config_id", n)
-			}
-			sum.Dialogues++
-			if _, dup := byID[d.ConfigID]; dup {
-				sum.Skipped[SkipSuperseded]++
-			}
-			byID[d.ConfigID] = d
+	torn, err := dialog.ReadJSONL(in, func(n int, line []byte) error {
+		var d dialog.Dialogue
+		if jerr := json.Unmarshal(line, &d); jerr != nil {
+			return fmt.Errorf("read dialogues line %d: %w", n, jerr)
 		}
-		if errors.Is(err, io.EOF) {
-			return byID, nil
+		if d.ConfigID == "" {
+			return fmt.Errorf("read dialogues line %d: no config_id", n)
 		}
-		if err != nil {
-			return nil, fmt.Errorf("read dialogues line %d: %w", n, err)
+		sum.Dialogues++
+		if _, dup := byID[d.ConfigID]; dup {
+			sum.Skipped[SkipSuperseded]++
 		}
+		byID[d.ConfigID] = d
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
+	if torn {
+		sum.Skipped[SkipTorn]++
+	}
+	return byID, nil
 }
 
 type openaiRecord struct {

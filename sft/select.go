@@ -16,6 +16,7 @@ const (
 	SkipBelowMin   = "below_min_score" // its first turn scored below the minimum
 	SkipBadRequest = "bad_request"     // its first turn's captured request is unreadable
 	SkipHistory    = "foreign_history" // its first request already carries a conversation
+	SkipTorn       = "torn_last_line"  // the partial last line of a run killed mid-write
 )
 
 // TurnMeta describes one kept turn's chosen answer.

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -17,6 +16,7 @@ import (
 	"dialogfarm/dialog"
 	"dialogfarm/judge"
 	"dialogfarm/pool"
+	"dialogfarm/profiles"
 )
 
 func judgeCmd(a *app) *cobra.Command {
@@ -71,9 +71,12 @@ func (a *app) judge(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	dialogues, err := readDialogues(in)
+	dialogues, torn, err := readDialogues(in)
 	if err != nil {
 		return err
+	}
+	if torn {
+		fmt.Fprintf(a.stderr, "dialogfarm: skipping the torn last line of %s (a run killed mid-write; resuming it drives that config again)\n", in)
 	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(max(1, a.v.GetInt("jobs")))
@@ -86,6 +89,9 @@ func (a *app) judge(ctx context.Context) error {
 	}
 	if err := g.Wait(); err != nil {
 		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("judge: stopped before every dialogue was judged, %s left as it was: %w", out, err)
 	}
 	var buf, scores bytes.Buffer
 	turns := 0
@@ -100,7 +106,9 @@ func (a *app) judge(ctx context.Context) error {
 			}
 		}
 	}
-	if err := os.WriteFile(out, buf.Bytes(), 0o644); err != nil {
+	// Written whole or not at all: --out may be the dialogues file a
+	// later export reads.
+	if err := profiles.WriteFileAtomic(out, buf.Bytes()); err != nil {
 		return fmt.Errorf("judge: %w", err)
 	}
 	mode := "rules-only"
@@ -109,7 +117,7 @@ func (a *app) judge(ctx context.Context) error {
 	}
 	fmt.Fprintf(a.stdout, "judged %d turns of %d dialogues (%s); wrote %s\n", turns, len(dialogues), mode, out)
 	if path := a.v.GetString("scores"); path != "" {
-		if err := os.WriteFile(path, scores.Bytes(), 0o644); err != nil {
+		if err := profiles.WriteFileAtomic(path, scores.Bytes()); err != nil {
 			return fmt.Errorf("judge: %w", err)
 		}
 		fmt.Fprintf(a.stdout, "scores: %s\n", path)
@@ -120,31 +128,26 @@ func (a *app) judge(ctx context.Context) error {
 	return nil
 }
 
-// readDialogues reads a dialogues JSONL file.
-func readDialogues(path string) ([]dialog.Dialogue, error) {
+// readDialogues reads a dialogues JSONL file; torn says its partial last
+// line (a run killed mid-write) was skipped.
+func readDialogues(path string) (out []dialog.Dialogue, torn bool, err error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("read dialogues: %w", err)
+		return nil, false, fmt.Errorf("read dialogues: %w", err)
 	}
 	defer f.Close()
-	var out []dialog.Dialogue
-	r := bufio.NewReader(f)
-	for n := 1; ; n++ {
-		line, err := r.ReadBytes('\n')
-		if len(bytes.TrimSpace(line)) > 0 {
-			var d dialog.Dialogue
-			if jerr := json.Unmarshal(line, &d); jerr != nil {
-				return nil, fmt.Errorf("read %s line %d: %w", path, n, jerr)
-			}
-			out = append(out, d)
+	torn, err = dialog.ReadJSONL(f, func(n int, line []byte) error {
+		var d dialog.Dialogue
+		if err := json.Unmarshal(line, &d); err != nil {
+			return fmt.Errorf("line %d: %w", n, err)
 		}
-		if errors.Is(err, io.EOF) {
-			return out, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("read %s line %d: %w", path, n, err)
-		}
+		out = append(out, d)
+		return nil
+	})
+	if err != nil {
+		return nil, false, fmt.Errorf("read %s: %w", path, err)
 	}
+	return out, torn, nil
 }
 
 // writeLine appends v as one line of JSON, without HTML escaping.

@@ -184,7 +184,7 @@ func TestExportCommand(t *testing.T) {
 
 func readTestDialogues(tb testing.TB, path string) []dialog.Dialogue {
 	tb.Helper()
-	ds, err := readDialogues(path)
+	ds, _, err := readDialogues(path)
 	if err != nil {
 		tb.Fatal(err)
 	}
