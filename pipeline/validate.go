@@ -398,3 +398,6 @@ func closest(what, got string, names []string) string {
 	}
 	return "did you mean " + strings.Join(out, " or ") + "?"
 }
+
+// Closest suggests the names nearest to got ("did you mean …?").
+func Closest(what, got string, names []string) string { return closest(what, got, names) }

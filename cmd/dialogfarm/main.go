@@ -86,6 +86,7 @@ var commands = []func(*app) *cobra.Command{
 	reportCmd,
 	pipelineCmd,
 	tasksCmd,
+	mcpCmd,
 }
 
 // init reads the config file and environment into the flags (strictly:
