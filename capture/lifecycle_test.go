@@ -98,8 +98,11 @@ func TestForget(t *testing.T) {
 		t.Errorf("%d exchanges after Forget", n)
 	}
 	post(t, s.BaseURL("f")+"/chat/completions", body, nil)
-	if ex := nextNow(t, s, "f"); ex.Seq != 1 {
-		t.Errorf("seq after Forget = %d, want 1", ex.Seq)
+	if ex := nextNow(t, s, "f"); ex.Seq != 3 {
+		t.Errorf("seq after Forget = %d, want 3 (numbering goes on)", ex.Seq)
+	}
+	if n := len(s.Exchanges("f")); n != 1 {
+		t.Errorf("%d exchanges held, want only the one after Forget", n)
 	}
 }
 

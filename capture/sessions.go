@@ -107,14 +107,16 @@ func (h *Handler) Exchanges(sessionID string) []dialog.Exchange {
 	return out
 }
 
-// Forget drops what the handler holds for a session, so a long run does not
-// keep every exchange in memory. A later request of the same session starts
-// again at Seq 1; a Next waiting on it keeps waiting for that.
+// Forget drops the completed exchanges the handler holds for a session,
+// handed out by Next or not, so a long run does not keep every exchange in
+// memory: the driver calls it between configs. The session's numbering
+// goes on (the next request gets the next Seq), so session and Seq still
+// name one exchange in exchanges.jsonl; a Next waiting on the session keeps
+// waiting for its next exchange.
 func (h *Handler) Forget(sessionID string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if s, ok := h.sessions[sessionID]; ok {
-		close(s.ready) // waiters look again and find the fresh session
-		delete(h.sessions, sessionID)
+		s.done, s.next = nil, 0
 	}
 }

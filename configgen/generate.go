@@ -115,6 +115,9 @@ func Generate(ctx context.Context, pl *profiles.Plan, cfg Config, log *zap.Logge
 	var out []dialog.ChatConfig
 	var specs []querySpec
 	for i, vals := range pl.Rows() {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("configs for plan %s: stopped after %d of %d: %w", pl.ID, i, pl.N, err)
+		}
 		c, spec, ok := makeConfig(idx, pl, cfg, i, vals)
 		if !ok {
 			stats.Unfulfilled[vals[profiles.DimLanguage]+"/"+vals[profiles.DimCursor]]++

@@ -23,6 +23,9 @@ import (
 type Exchanges interface {
 	BaseURL(session string) string
 	Next(ctx context.Context, session string) (dialog.Exchange, error)
+	// Forget drops the session's completed exchanges (between configs),
+	// so memory does not grow with the number of configs driven.
+	Forget(session string)
 }
 
 // FollowUps writes a follow-up query at run time from the dialogue so far.
@@ -173,10 +176,12 @@ func (s *Session) reset(ctx context.Context) error {
 
 // drain discards exchanges of this session that no turn took, e.g. from a
 // config that failed after its request went out, so they cannot be
-// mistaken for the next config's.
+// mistaken for the next config's, and lets the capture endpoint forget
+// the session's exchanges: they are in the record and exchanges.jsonl.
 func (s *Session) drain(ctx context.Context) {
 	done, cancel := context.WithCancel(ctx)
 	cancel()
+	defer s.capture.Forget(s.ID)
 	for {
 		ex, err := s.capture.Next(done, s.ID)
 		if err != nil && ex.Seq == 0 {

@@ -7,6 +7,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -22,9 +23,20 @@ import (
 )
 
 func main() {
+	// SIGINT or SIGTERM cancels ctx, which every stage watches; a second
+	// signal, after the first was seen, ends the process at once.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() { <-ctx.Done(); stop() }()
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	cause := context.Cause(ctx) // nil unless a signal came
 	stop()
+	if cause != nil {
+		fmt.Fprintf(os.Stderr, "dialogfarm: stopped (%v); files already written are whole, run and drive resume where they stopped\n", cause)
+		if err != nil && !errors.Is(err, context.Canceled) {
+			fmt.Fprintln(os.Stderr, "dialogfarm:", err)
+		}
+		os.Exit(130)
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "dialogfarm:", err)
 		os.Exit(1)
