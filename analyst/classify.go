@@ -66,6 +66,9 @@ type ClassifyConfig struct {
 	// CachePath, when set, is a JSON file of earlier answers keyed by model
 	// and query; it is read at start and rewritten (atomically) at the end.
 	CachePath string
+	// Progress, when set, is called after each request with the number of
+	// queries sent to the model so far and in all.
+	Progress func(done, total int)
 }
 
 // DefaultClassifyConfig: no model, 20 queries a request, 4 requests at once.
@@ -133,9 +136,20 @@ func (c *LLMClassifier) Classify(ctx context.Context, items []Item) ([]Label, er
 	c.mu.Unlock()
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(c.cfg.Concurrency)
+	var pmu sync.Mutex
+	done := 0
 	for start := 0; start < len(todo); start += c.cfg.BatchSize {
 		batch := todo[start:min(start+c.cfg.BatchSize, len(todo))]
-		g.Go(func() error { return c.classifyBatch(gctx, items, batch, out) })
+		g.Go(func() error {
+			err := c.classifyBatch(gctx, items, batch, out)
+			if c.cfg.Progress != nil {
+				pmu.Lock()
+				done += len(batch)
+				c.cfg.Progress(done, len(todo))
+				pmu.Unlock()
+			}
+			return err
+		})
 	}
 	if err := g.Wait(); err != nil {
 		return nil, err

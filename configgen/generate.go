@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -45,6 +46,16 @@ type Config struct {
 	// Secrets finds the secrets kept out of every region; nil builds
 	// redact's default detector.
 	Secrets *redact.Detector
+	// Progress, when set, is called as files are parsed (step "index")
+	// and as the model writes queries (step "queries").
+	Progress func(step string, done, total int)
+}
+
+// report calls cfg.Progress if it is set.
+func (cfg Config) report(step string, done, total int) {
+	if cfg.Progress != nil {
+		cfg.Progress(step, done, total)
+	}
 }
 
 // DefaultConfig: 256 KiB files, 20,000 files, 15 context lines, no model,
@@ -165,14 +176,22 @@ func writeQueries(ctx context.Context, cfg Config, out []dialog.ChatConfig, spec
 	g.SetLimit(max(cfg.Concurrency, 1))
 	var mu sync.Mutex
 	var firstErr error
-	asked := 0
+	asked, answered := 0, 0
+	for i := range out {
+		if out[i].Instruction != dialog.InstructionCommand {
+			asked++
+		}
+	}
 	for i := range out {
 		if out[i].Instruction == dialog.InstructionCommand {
 			continue
 		}
-		asked++
 		g.Go(func() error {
 			q, err := w.write(gctx, specs[i])
+			mu.Lock()
+			answered++
+			cfg.report("queries", answered, asked)
+			mu.Unlock()
 			if err != nil {
 				if gctx.Err() != nil {
 					return gctx.Err()
@@ -320,15 +339,28 @@ func WriteConfigs(path string, configs []dialog.ChatConfig) error {
 	return profiles.WriteFileAtomic(path, buf.Bytes())
 }
 
-// Summary renders the stats in a few lines for a terminal.
+// Summary renders the stats in a few lines of plain text for a terminal.
 func (s Stats) Summary() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "configs: %d (queries: %v, model fallbacks: %d)\n", s.Configs, s.QuerySources, s.ModelFallbacks)
-	fmt.Fprintf(&b, "source files: %d found, indexed %v\n", s.Candidates, s.Indexed)
-	fmt.Fprintf(&b, "skipped files: %v; skipped directories: %v\n", s.SkippedFiles, s.SkippedDirs)
+	fmt.Fprintf(&b, "configs: %d (queries: %s; model fallbacks: %d)\n", s.Configs, counts(s.QuerySources), s.ModelFallbacks)
+	fmt.Fprintf(&b, "source files: %d found; indexed: %s\n", s.Candidates, counts(s.Indexed))
+	fmt.Fprintf(&b, "skipped files: %s; skipped directories: %s\n", counts(s.SkippedFiles), counts(s.SkippedDirs))
 	fmt.Fprintf(&b, "secrets: %d files with findings, %d candidate regions left out\n", s.FilesWithSecrets, s.SecretRegions)
 	if len(s.Unfulfilled) > 0 {
-		fmt.Fprintf(&b, "unfulfilled (no usable file for language/cursor): %v\n", s.Unfulfilled)
+		fmt.Fprintf(&b, "unfulfilled (no usable file for language/cursor): %s\n", counts(s.Unfulfilled))
 	}
 	return b.String()
+}
+
+// counts renders a count per name as "a 2, b 18", sorted by name, or
+// "none".
+func counts(m map[string]int) string {
+	if len(m) == 0 {
+		return "none"
+	}
+	parts := make([]string, 0, len(m))
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
+	}
+	return strings.Join(parts, ", ")
 }

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"unicode/utf8"
 
 	sitter "github.com/tree-sitter/go-tree-sitter"
@@ -194,8 +195,10 @@ func buildIndex(ctx context.Context, cfg Config, stats *Stats) (*index, error) {
 	specs := languages()
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(runtime.GOMAXPROCS(0))
+	var parsed atomic.Int64
 	for i, t := range todo {
 		g.Go(func() error {
+			defer func() { cfg.report("index", int(parsed.Add(1)), len(todo)) }()
 			parser := sitter.NewParser()
 			defer parser.Close()
 			p, err := parse(gctx, specs[t.lang], parser, t.src)

@@ -102,8 +102,9 @@ type Agreement struct {
 	Exact     Fraction    `json:"exact_agreement"`
 	PerScore  []ScoreStat `json:"per_score"`
 	// Kappa is quadratic-weighted Cohen's kappa on the 1..5 scale, with a
-	// percentile bootstrap 95% interval; null when undefined (every item
-	// in one category for both raters).
+	// percentile bootstrap 95% interval; null when undefined (fewer than
+	// two items, or every item in one category for both raters), printed
+	// as n/a.
 	Kappa     *float64 `json:"kappa"`
 	KappaLow  *float64 `json:"kappa_ci_low"`
 	KappaHigh *float64 `json:"kappa_ci_high"`
@@ -253,7 +254,9 @@ func agreement(group string, pairs []pair, opt EvalOptions) Agreement {
 //	κ = 1 − Σ w_ij O_ij / Σ w_ij E_ij,  w_ij = (i−j)² / (5−1)²,  E_ij = a_i b_j / N
 //
 // where O is the judge×human count matrix and a, b its row and column
-// totals. It reports false when the expected disagreement is 0.
+// totals. It reports false when the expected disagreement is 0, and for
+// fewer than two items: one item has no chance agreement to correct for
+// (its κ is 1 or 0 by construction, never a measurement).
 func quadraticKappa(pairs []pair) (float64, bool) {
 	var judgeN, humanN [6]float64
 	var observed float64
@@ -271,7 +274,7 @@ func quadraticKappa(pairs []pair) (float64, bool) {
 			expected += d * d * judgeN[i] * humanN[j] / n
 		}
 	}
-	if n == 0 || expected == 0 {
+	if n < 2 || expected == 0 {
 		return 0, false
 	}
 	// The weights' common factor 1/16 cancels in the ratio.

@@ -118,6 +118,9 @@ func TestKappaExtremes(t *testing.T) {
 		{"reversed", []pair{{judge: 1, human: 5}, {judge: 5, human: 1}}, -1, true},
 		{"one category", []pair{{judge: 4, human: 4}, {judge: 4, human: 4}}, 0, false},
 		{"empty", nil, 0, false},
+		// One item: expected disagreement (5−4)²·1·1/1 = 1 = observed, so
+		// the formula gives 0, which measures nothing: n/a.
+		{"one item", []pair{{judge: 5, human: 4}}, 0, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -57,7 +57,17 @@ func (a *app) analyze(cmd *cobra.Command) error {
 		Timeout: m.Timeout, MaxRetries: m.MaxRetries, RetryBackoff: m.RetryBackoff}
 	cfg.Classify.BatchSize, cfg.Classify.Concurrency = a.v.GetInt("batch"), a.v.GetInt("jobs")
 	cfg.Classify.CachePath = a.v.GetString("cache")
+	var bar *progress // made at the first report: only model classification takes long
+	cfg.Classify.Progress = func(done, total int) {
+		if bar == nil {
+			bar = a.newProgress("analyze", total)
+		}
+		bar.Set(done)
+	}
 	fit, err := analyst.Analyze(cmd.Context(), cfg, a.log)
+	if bar != nil {
+		bar.Finish()
+	}
 	if err != nil {
 		return err
 	}

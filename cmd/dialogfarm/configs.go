@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -58,7 +59,22 @@ func (a *app) configs(cmd *cobra.Command, args []string) error {
 	cfg.MaxFileBytes, cfg.ContextLines = a.v.GetInt64("max-file-bytes"), a.v.GetInt("context-lines")
 	cfg.Model, cfg.Concurrency, cfg.CachePath = a.stageModel(), a.v.GetInt("jobs"), a.v.GetString("cache")
 	start := time.Now()
+	bars := map[string]*progress{}
+	var mu sync.Mutex // files are parsed in parallel
+	cfg.Progress = func(step string, done, total int) {
+		mu.Lock()
+		defer mu.Unlock()
+		bar, ok := bars[step]
+		if !ok {
+			bar = a.newProgress("configs "+step, total)
+			bars[step] = bar
+		}
+		bar.Set(done)
+	}
 	res, err := configgen.Generate(cmd.Context(), pl, cfg, a.log)
+	for _, bar := range bars {
+		bar.Finish()
+	}
 	if err != nil {
 		return err
 	}

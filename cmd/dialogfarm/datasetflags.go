@@ -21,8 +21,8 @@ func addDatasetFlags(cmd *cobra.Command) {
 	f.Int("max-tokens", def.MaxTokens, "drop records with more tokens than this (0: no limit)")
 	f.Bool("dedup-exact", def.Dedup.Exact, "drop records whose user and assistant text repeats an earlier record's")
 	f.Float64("dedup-near", def.Dedup.Near, "drop records at or above this estimated Jaccard similarity to a kept record (MinHash/LSH; 0: off)")
-	f.String("name", def.Name, "dataset name: the card's title and the LLaMA-Factory entries NAME_train, NAME_validation")
-	f.String("license", def.License, "license field of the dataset card (a Hugging Face license id, or other)")
+	f.String("dataset-name", def.Name, "dataset name: the card's title and the LLaMA-Factory entries NAME_train, NAME_validation")
+	f.String("dataset-license", def.License, "license field of the dataset card (a Hugging Face license id, or other)")
 }
 
 // datasetOptions fills dataset options from the flags; export selects the
@@ -35,8 +35,8 @@ func (a *app) datasetOptions(export sft.Options, seed int64) dataset.Options {
 	opt.MaxTokens = a.v.GetInt("max-tokens")
 	opt.Dedup.Exact = a.v.GetBool("dedup-exact")
 	opt.Dedup.Near = a.v.GetFloat64("dedup-near")
-	opt.Name = a.v.GetString("name")
-	opt.License = a.v.GetString("license")
+	opt.Name = a.v.GetString("dataset-name")
+	opt.License = a.v.GetString("dataset-license")
 	opt.Run.RubricVersion = judge.RubricVersion(a.v.GetStringMapString("judge.rubrics"))
 	return opt
 }

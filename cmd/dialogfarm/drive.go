@@ -90,7 +90,17 @@ func (a *app) drive(ctx context.Context) error {
 	}
 	defer report(a.stderr)
 	followUps := configgen.NewFollowUpWriter(a.queryModel())
+	var bar *progress // made at the first report, which knows how many configs are left
+	dc.Run.Progress = func(p driver.Progress) {
+		if bar == nil {
+			bar = a.newProgress("drive", p.Total)
+		}
+		bar.Set(p.Done)
+	}
 	sum, err := pipeline.Drive(ctx, dc, configs, responder, followUps, a.log)
+	if bar != nil {
+		bar.Finish()
+	}
 	fmt.Fprintf(a.stdout, "drove %d configs: %d ok, %d failed, %d already recorded\nrecords: %s\n",
 		sum.OK+sum.Failed, sum.OK, sum.Failed, sum.Skipped, sum.Records)
 	if err != nil {

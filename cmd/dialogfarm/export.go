@@ -82,6 +82,9 @@ func (a *app) export() error {
 	return nil
 }
 
+// largeExport is the number of records from which export shows progress.
+const largeExport = 2000
+
 // exportFolder writes the dataset folder out from the dialogues file in.
 func (a *app) exportFolder(in, out string, export sft.Options) error {
 	opt := a.datasetOptions(export, a.v.GetInt64("seed"))
@@ -91,7 +94,19 @@ func (a *app) exportFolder(in, out string, export sft.Options) error {
 	}
 	ri.RubricVersion = opt.Run.RubricVersion
 	opt.Run = ri
+	var bar *progress
+	opt.Progress = func(done, total int) {
+		if bar == nil && total >= largeExport {
+			bar = a.newProgress("export", total)
+		}
+		if bar != nil {
+			bar.Set(done)
+		}
+	}
 	st, err := dataset.BuildFiles(in, out, opt)
+	if bar != nil {
+		bar.Finish()
+	}
 	if err != nil {
 		return err
 	}

@@ -78,16 +78,20 @@ func (a *app) judge(ctx context.Context) error {
 	if torn {
 		fmt.Fprintf(a.stderr, "dialogfarm: skipping the torn last line of %s (a run killed mid-write; resuming it drives that config again)\n", in)
 	}
+	bar := a.newProgress("judge", len(dialogues))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(max(1, a.v.GetInt("jobs")))
 	for i := range dialogues {
 		g.Go(func() error {
 			d, err := j.Rejudge(gctx, dialogues[i])
 			dialogues[i] = d
+			bar.Add(1)
 			return err
 		})
 	}
-	if err := g.Wait(); err != nil {
+	err = g.Wait()
+	bar.Finish()
+	if err != nil {
 		return err
 	}
 	if err := ctx.Err(); err != nil {

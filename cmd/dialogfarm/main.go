@@ -50,6 +50,7 @@ type app struct {
 	v              *viper.Viper
 	log            *zap.Logger
 	verbose        bool
+	logFormat      string
 	// configPath is the config file read (--config or DIALOGFARM_CONFIG).
 	configPath string
 }
@@ -78,6 +79,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	root.SetErr(stderr)
 	root.PersistentFlags().String("config", "", "config file (dialogfarm.yaml; default $DIALOGFARM_CONFIG); DIALOGFARM_* env vars and flags override it")
 	root.PersistentFlags().BoolVarP(&a.verbose, "verbose", "v", false, "debug logging")
+	root.PersistentFlags().StringVar(&a.logFormat, "log-format", logConsole, "log format on stderr: console (readable lines) or json (one JSON object a line, with time; progress as log entries)")
 	for _, add := range commands {
 		root.AddCommand(add(a))
 	}
@@ -133,8 +135,27 @@ func (a *app) init(cmd *cobra.Command) error {
 	if a.verbose {
 		level = zapcore.DebugLevel
 	}
-	enc := zap.NewDevelopmentEncoderConfig()
-	enc.TimeKey = ""
-	a.log = zap.New(zapcore.NewCore(zapcore.NewConsoleEncoder(enc), zapcore.AddSync(a.stderr), level))
+	log, err := newLogger(a.logFormat, a.stderr, level)
+	if err != nil {
+		return err
+	}
+	a.log = log
 	return nil
+}
+
+// newLogger builds the logger of --log-format: console lines without time
+// (the terminal has it), or JSON objects with an ISO 8601 time for log
+// collectors.
+func newLogger(format string, w io.Writer, level zapcore.Level) (*zap.Logger, error) {
+	switch format {
+	case logConsole:
+		enc := zap.NewDevelopmentEncoderConfig()
+		enc.TimeKey = ""
+		return zap.New(zapcore.NewCore(zapcore.NewConsoleEncoder(enc), zapcore.AddSync(w), level)), nil
+	case logJSON:
+		enc := zap.NewProductionEncoderConfig()
+		enc.EncodeTime = zapcore.ISO8601TimeEncoder
+		return zap.New(zapcore.NewCore(zapcore.NewJSONEncoder(enc), zapcore.AddSync(w), level)), nil
+	}
+	return nil, fmt.Errorf("--log-format %q: want %s or %s", format, logConsole, logJSON)
 }
