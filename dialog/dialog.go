@@ -217,6 +217,18 @@ type Deduction struct {
 }
 
 // Verdict is the judge's assessment of one candidate.
+// Execution is what running an answer against tests showed (the tasks
+// stage's execution judge): whether the spliced code built, whether the
+// tests passed, and their output.
+type Execution struct {
+	Built   bool     `json:"built"`
+	Passed  bool     `json:"passed"`
+	Tests   []string `json:"tests,omitempty"`
+	Spliced []string `json:"spliced,omitempty"` // files the answer's code went into
+	Output  string   `json:"output,omitempty"`
+	Sandbox string   `json:"sandbox,omitempty"` // bwrap, unshare or none
+}
+
 type Verdict struct {
 	Candidate  int    `json:"candidate"` // index into Exchange.Candidates
 	LLMScore   int    `json:"llm_score,omitempty"`
@@ -226,6 +238,8 @@ type Verdict struct {
 	// JudgeModel is the model that gave LLMScore ("" in rules-only mode).
 	JudgeModel string      `json:"judge_model,omitempty"`
 	Deductions []Deduction `json:"deductions,omitempty"`
-	Score      float64     `json:"score"`
-	Rank       int         `json:"rank"`
+	// Execution is set when the answer was run against a task's tests.
+	Execution *Execution `json:"execution,omitempty"`
+	Score     float64    `json:"score"`
+	Rank      int        `json:"rank"`
 }

@@ -41,6 +41,7 @@ type Judge struct {
 	rules   []Rule
 	rubrics map[string]string
 	log     *zap.Logger
+	exec    Executor // optional; see WithExecutor
 }
 
 // New builds a Judge. With a nil llm it runs in rules-only mode and every
@@ -98,6 +99,9 @@ func (j *Judge) Judge(ctx context.Context, s Subject, cands []dialog.Candidate) 
 // verdict scores one answer.
 func (j *Judge) verdict(ctx context.Context, s Subject, answer string) (dialog.Verdict, error) {
 	v := dialog.Verdict{Deductions: Deductions(j.rules, s, answer)}
+	if err := j.executed(ctx, s, answer, &v); err != nil {
+		return v, err
+	}
 	base := 5
 	if j.llm == nil {
 		v.RulesOnly = true

@@ -81,6 +81,8 @@ func DefaultRules(p RuleParams) []Rule {
 		{RuleCodeLanguage, 1, codeLanguage},
 		{RuleTooLong, 1, p.tooLong},
 		{RuleUnknownIdentifiers, 1, unknownIdentifiers},
+		{RuleDoesNotBuild, 4, executedOnly}, // fired by an Executor (exec.go)
+		{RuleTestsFail, 3, executedOnly},
 	}
 }
 

@@ -191,7 +191,7 @@ func TestBuildRulesOverrides(t *testing.T) {
 	if _, ok := names[RuleCodeLanguage]; ok {
 		t.Error("disabled rule still present")
 	}
-	if names[RuleTooLong] != 0.5 || names[RuleVerbatimRepeat] != 2 || len(names) != 8 {
+	if names[RuleTooLong] != 0.5 || names[RuleVerbatimRepeat] != 2 || len(names) != 10 {
 		t.Errorf("rules after overrides: %v", names)
 	}
 	if _, err := BuildRules(DefaultRuleParams(), map[string]RuleConfig{"too_lnog": {}}); err == nil {

@@ -64,6 +64,8 @@ type Subject struct {
 	Language string
 	// Locale is the query's locale ("en", "zh"), "" if unknown.
 	Locale string
+	// ConfigID is the chat config the dialogue was driven from, if known.
+	ConfigID string
 	// Query is the developer's own words: the instruction of the last user
 	// message without the editor context and slash-command template.
 	Query string
@@ -86,6 +88,7 @@ func NewSubject(req dialog.ChatRequest, cfg *dialog.ChatConfig) Subject {
 	s := Subject{Messages: req.Messages, Query: query}
 	if cfg != nil {
 		s.Intent, s.Language, s.Locale = NormalizeIntent(cfg.Intent), cfg.Language, cfg.Locale
+		s.ConfigID = cfg.ID
 	}
 	if s.Language == "" {
 		if m := languageLine.FindStringSubmatch(user); m != nil {

@@ -15,7 +15,7 @@ import (
 	"go.uber.org/zap"
 )
 
-//go:embed pyscripts/dialogfarm_tracer.py pyscripts/dialogfarm_stub.py
+//go:embed pyscripts/dialogfarm_tracer.py pyscripts/dialogfarm_stub.py pyscripts/dialogfarm_splice.py
 var pyScripts embed.FS
 
 // pyResult is what the tracer plugin writes.

@@ -39,10 +39,39 @@ func stepNames(g *Graph, p *Plan, trim string) []string {
 	return out
 }
 
+// builds memoizes buildAndAudit per graph; scratch holds its output and
+// is removed by TestMain.
+var (
+	builds  = map[*Graph]builtFixture{}
+	scratch string
+)
+
+type builtFixture struct {
+	b   *Build
+	a   *Audit
+	out string
+}
+
+func TestMain(m *testing.M) {
+	var err error
+	if scratch, err = os.MkdirTemp("", "dialogfarm-tasks-test-"); err != nil {
+		panic(err)
+	}
+	code := m.Run()
+	os.RemoveAll(scratch)
+	os.Exit(code)
+}
+
 func buildAndAudit(t *testing.T, g *Graph) (*Build, *Audit, string) {
 	t.Helper()
+	if f, ok := builds[g]; ok {
+		return f.b, f.a, f.out
+	}
 	ctx := context.Background()
-	out := t.TempDir()
+	out, err := os.MkdirTemp(scratch, "build-")
+	if err != nil {
+		t.Fatal(err)
+	}
 	p := MakePlan(g)
 	b, err := BuildTasks(ctx, g, p, out, BuildOptions{Log: zaptest.NewLogger(t)})
 	if err != nil {
@@ -55,6 +84,7 @@ func buildAndAudit(t *testing.T, g *Graph) (*Build, *Audit, string) {
 	var buf strings.Builder
 	a.Print(&buf)
 	t.Log("\n" + buf.String())
+	builds[g] = builtFixture{b, a, out}
 	return b, a, out
 }
 

@@ -39,6 +39,7 @@ input's folder (pool.cache_dir), so a second run costs nothing.`,
 	f.String("scores", "", "also write judge-eval lines per turn to this file")
 	f.Bool("rules-only", false, "ignore the judge endpoint: rule deductions only, said in every verdict")
 	f.Int("jobs", 4, "dialogues judged at once")
+	f.String("tasks", "", "a `tasks build` folder: generate/fix answers of dialogues driven from its configs run against their step's tests in the sandbox")
 	addPoolFlags(cmd)
 	return cmd
 }
@@ -70,6 +71,13 @@ func (a *app) judge(ctx context.Context) error {
 	j, jm, err := newJudge(cfg, cache, a.log)
 	if err != nil {
 		return err
+	}
+	if dir := a.v.GetString("tasks"); dir != "" {
+		ej, err := newExecJudge(dir, a.log)
+		if err != nil {
+			return err
+		}
+		j.WithExecutor(ej)
 	}
 	dialogues, torn, err := readDialogues(in)
 	if err != nil {

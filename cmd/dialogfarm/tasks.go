@@ -8,9 +8,24 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"go.uber.org/zap"
+
 	"dialogfarm/profiles"
 	"dialogfarm/tasks"
+	"dialogfarm/tasks/sandbox"
 )
+
+// newExecJudge loads the execution judge on a tasks build folder.
+func newExecJudge(dir string, log *zap.Logger) (*tasks.ExecJudge, error) {
+	sb, err := sandbox.New(sandbox.DefaultConfig())
+	if err != nil {
+		return nil, err
+	}
+	if sb.Mode() != "bwrap" {
+		log.Warn("execution judge without bubblewrap: the file system is not isolated", zap.String("sandbox", sb.Mode()))
+	}
+	return tasks.LoadExecJudge(dir, sb, "", log.Named("exec"))
+}
 
 func tasksCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{

@@ -1,0 +1,91 @@
+package tasks
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"go.uber.org/zap/zaptest"
+
+	"dialogfarm/dialog"
+	"dialogfarm/judge"
+	"dialogfarm/tasks/sandbox"
+)
+
+// execJudgeFor builds, audits and exports a fixture and loads the execution
+// judge on the result.
+func execJudgeFor(t *testing.T, g *Graph) *ExecJudge {
+	t.Helper()
+	b, a, out := buildAndAudit(t, g)
+	if _, err := Export(context.Background(), b, a, out, ExportOptions{Materialize: true}); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteJSON(filepath.Join(out, "graph.json"), g); err != nil {
+		t.Fatal(err)
+	}
+	sb, err := sandbox.New(sandbox.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ej, err := LoadExecJudge(out, sb, "", zaptest.NewLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ej
+}
+
+type answerCase struct {
+	name, answer string
+	wantScore    float64
+	wantRule     string // "" for none
+	wantOutput   string // substring of the recorded test output
+}
+
+func judgeAnswers(t *testing.T, ej *ExecJudge, configID, lang string, cases []answerCase) {
+	t.Helper()
+	j, err := judge.New(judge.DefaultConfig(), nil, zaptest.NewLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	j.WithExecutor(ej)
+	s := judge.Subject{Intent: judge.IntentGenerate, Language: lang, Locale: "en", ConfigID: configID,
+		Messages: []dialog.Message{{Role: "user", Content: "Please implement the function so that its tests pass."}}}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			vs, err := j.Judge(context.Background(), s, []dialog.Candidate{{Member: "m", Text: c.answer}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			v := vs[0]
+			var rules []string
+			for _, d := range v.Deductions {
+				rules = append(rules, d.Rule)
+			}
+			if v.Score != c.wantScore || (c.wantRule == "") != (len(rules) == 0) || (c.wantRule != "" && !strings.Contains(strings.Join(rules, ","), c.wantRule)) {
+				t.Errorf("score %v deductions %v, want %v with %q", v.Score, v.Deductions, c.wantScore, c.wantRule)
+			}
+			if v.Execution == nil || !strings.Contains(v.Execution.Output, c.wantOutput) {
+				t.Errorf("execution %+v does not record %q", v.Execution, c.wantOutput)
+			}
+		})
+	}
+}
+
+func TestExecJudgePython(t *testing.T) {
+	ej := execJudgeFor(t, tracePyFixture(t))
+	judgeAnswers(t, ej, "pyfix__step-003", LangPython, []answerCase{
+		{"correct", "Here is the implementation:\n\n```python\ndef scale(x, k):\n    \"\"\"Multiply x by k.\"\"\"\n    return x * k\n```\n", 5, "", "passed"},
+		{"wrong", "Here is the implementation:\n\n```python\ndef scale(x, k):\n    \"\"\"Multiply x by k.\"\"\"\n    return x + k\n```\n", 2, judge.RuleTestsFail, "assert 5 == 6"},
+		{"broken", "Here is the implementation:\n\n```python\nimport no_such_module_xyz\n\ndef scale(x, k):\n    return x * k\n```\n", 1, judge.RuleDoesNotBuild, "no_such_module_xyz"},
+	})
+}
+
+func TestExecJudgeGo(t *testing.T) {
+	ej := execJudgeFor(t, traceGoFixture(t))
+	judgeAnswers(t, ej, "gofix__step-004", LangGo, []answerCase{
+		{"correct", "Both functions:\n\n```go\nfunc (s Square) Area() int { return s.S * s.S }\n\nfunc Describe(s Shape) string {\n\treturn fmt.Sprintf(\"area %d\", s.Area())\n}\n```\n", 5, "", "PASS"},
+		{"wrong", "Both functions:\n\n```go\nfunc (s Square) Area() int { return s.S + s.S }\n\nfunc Describe(s Shape) string {\n\treturn fmt.Sprintf(\"area %d\", s.Area())\n}\n```\n", 2, judge.RuleTestsFail, "Describe = \"area 6\""},
+		{"does not build", "Both functions:\n\n```go\nfunc (s Square) Area() int { return \"nine\" }\n\nfunc Describe(s Shape) string {\n\treturn fmt.Sprintf(\"area %d\", s.Area())\n}\n```\n", 1, judge.RuleDoesNotBuild, "cannot use \"nine\""},
+	})
+}

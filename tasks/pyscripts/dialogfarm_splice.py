@@ -1,0 +1,109 @@
+"""Splice the functions of an answer into a Python file (embedded in dialogfarm).
+
+stdin: {"source": str, "answer": str, "targets": [qualified names]}.
+stdout: the new source. Exit 3 with a message when the answer does not
+parse or defines none of the targets.
+
+A top-level def in the answer replaces the target of the same name (a
+function, or a method when the name is unique among the targets' methods);
+a class in the answer replaces its methods in the source's class of the
+same name. Other new top-level defs are appended (helpers); answer defs
+that name existing non-target functions are ignored. The answer's imports
+that the file lacks are added after the file's last top-level import.
+"""
+import ast
+import json
+import sys
+import textwrap
+
+
+def fail(msg):
+    sys.stderr.write(msg + "\n")
+    sys.exit(3)
+
+
+def main():
+    req = json.load(sys.stdin)
+    src, answer, targets = req["source"], req["answer"], set(req["targets"])
+    try:
+        atree = ast.parse(textwrap.dedent(answer))
+    except SyntaxError as e:
+        fail("the answer's code does not parse: %s" % e)
+    answer = textwrap.dedent(answer)
+    alines = answer.splitlines(keepends=True)
+    stree = ast.parse(src)
+    slines = src.splitlines(keepends=True)
+
+    defs = {}  # qualname -> node in source
+    for n in stree.body:
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            defs[n.name] = n
+        elif isinstance(n, ast.ClassDef):
+            for m in n.body:
+                if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    defs[n.name + "." + m.name] = m
+
+    def seg(node):
+        first = node.decorator_list[0].lineno if node.decorator_list else node.lineno
+        return textwrap.dedent("".join(alines[first - 1:node.end_lineno]))
+
+    repl = {}  # source qualname -> new text (dedented)
+    extra = []
+    for n in atree.body:
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if n.name in targets:
+                repl[n.name] = seg(n)
+                continue
+            meths = [t for t in targets if t.endswith("." + n.name)]
+            if len(meths) == 1:
+                repl[meths[0]] = seg(n)
+            elif n.name not in defs:
+                extra.append(seg(n))
+        elif isinstance(n, ast.ClassDef):
+            for m in n.body:
+                q = n.name + "." + getattr(m, "name", "")
+                if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and q in targets:
+                    repl[q] = seg(m)
+    if not repl:
+        fail("the answer defines none of %s" % ", ".join(sorted(targets)))
+
+    edits = []
+    for q, text in repl.items():
+        node = defs.get(q)
+        if node is None:
+            fail("%s is not in the file" % q)
+        first = node.decorator_list[0].lineno if node.decorator_list else node.lineno
+        indent = " " * node.col_offset
+        body = "".join(indent + l if l.strip() else l for l in text.splitlines(keepends=True))
+        if not body.endswith("\n"):
+            body += "\n"
+        edits.append((first - 1, node.end_lineno, body))
+    for a, b, text in sorted(edits, reverse=True):
+        slines[a:b] = [text]
+    out = "".join(slines)
+    if extra:
+        if not out.endswith("\n"):
+            out += "\n"
+        out += "\n\n" + "\n\n".join(e.rstrip("\n") + "\n" for e in extra)
+
+    have = {ast.unparse(n) for n in stree.body if isinstance(n, (ast.Import, ast.ImportFrom))}
+    add = [ast.unparse(n) for n in atree.body if isinstance(n, (ast.Import, ast.ImportFrom)) and ast.unparse(n) not in have]
+    if add:
+        lines = out.splitlines(keepends=True)
+        at = 0
+        for n in stree.body:
+            if isinstance(n, (ast.Import, ast.ImportFrom)):
+                at = n.end_lineno
+            elif at == 0 and isinstance(n, ast.Expr) and isinstance(getattr(n, "value", None), ast.Constant):
+                at = n.end_lineno
+        lines[at:at] = [l + "\n" for l in add]
+        out = "".join(lines)
+    try:
+        ast.parse(out)
+    except SyntaxError as e:
+        fail("the spliced file does not parse: %s" % e)
+    sys.stdout.write(out)
+
+
+if __name__ == "__main__":
+    main()
