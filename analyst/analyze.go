@@ -93,12 +93,12 @@ func Analyze(ctx context.Context, cfg AnalyzeConfig, log *zap.Logger) (*Fit, err
 	cls, name := cfg.Classifier, "custom"
 	switch {
 	case cls != nil:
-	case cfg.Classify.Model.Enabled():
+	case cfg.Classify.Model != nil:
 		llm, err := NewLLMClassifier(cfg.Classify, log)
 		if err != nil {
 			return nil, fmt.Errorf("analyze: %w", err)
 		}
-		cls, name = llm, "llm:"+cfg.Classify.Model.Model
+		cls, name = llm, "llm:"+cfg.Classify.Model.Model()
 	default:
 		log.Warn("no model configured: intent and difficulty use the keyword fallback classifier")
 		cls, name = KeywordClassifier{}, SourceKeyword

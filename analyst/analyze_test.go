@@ -8,11 +8,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"go.uber.org/zap/zaptest"
 
 	"dialogfarm/internal/llmtest"
+	"dialogfarm/pool"
 	"dialogfarm/profiles"
 )
 
@@ -163,7 +165,7 @@ func TestLLMClassifierBatchesCachesAndFallsBack(t *testing.T) {
 	srv := llmtest.New(t, labelHandler)
 	t.Setenv("TEST_CLASSIFY_KEY", "sk-test-secret")
 	cfg := DefaultClassifyConfig()
-	cfg.Model = ModelConfig{BaseURL: srv.URL, Model: "labeller", APIKeyEnv: "TEST_CLASSIFY_KEY", MaxRetries: 1}
+	cfg.Model = testModel(t, srv.URL, "labeller", "TEST_CLASSIFY_KEY", 2)
 	cfg.BatchSize, cfg.Concurrency = 3, 2
 	cfg.CachePath = filepath.Join(t.TempDir(), "cache.json")
 	cls, err := NewLLMClassifier(cfg, zaptest.NewLogger(t))
@@ -225,7 +227,7 @@ func TestLLMClassifierBatchesCachesAndFallsBack(t *testing.T) {
 func TestLLMClassifierErrorAfterRetries(t *testing.T) {
 	srv := llmtest.New(t, func(llmtest.Request) llmtest.Reply { return llmtest.Reply{Status: 503, Text: "down"} })
 	cfg := DefaultClassifyConfig()
-	cfg.Model = ModelConfig{BaseURL: srv.URL, Model: "m", MaxRetries: 2, RetryBackoff: 1}
+	cfg.Model = testModel(t, srv.URL, "m", "", 3)
 	cls, err := NewLLMClassifier(cfg, zaptest.NewLogger(t))
 	if err != nil {
 		t.Fatal(err)
@@ -242,7 +244,7 @@ func TestAnalyzeWithModelMarksClassifier(t *testing.T) {
 	srv := llmtest.New(t, labelHandler)
 	cfg := DefaultAnalyzeConfig()
 	cfg.LogsPath = "testdata/logs.jsonl"
-	cfg.Classify.Model = ModelConfig{BaseURL: srv.URL, Model: "labeller"}
+	cfg.Classify.Model = testModel(t, srv.URL, "labeller", "", 2)
 	fit := analyzeFixture(t, cfg)
 	c := fit.Counts
 	if c.Classifier != "llm:labeller" {
@@ -256,4 +258,21 @@ func TestAnalyzeWithModelMarksClassifier(t *testing.T) {
 	if c.Dimensions[profiles.DimDifficulty]["hard"] != 12 {
 		t.Errorf("difficulty %v", c.Dimensions[profiles.DimDifficulty])
 	}
+}
+
+// testModel is a gateway member on the fake server; keyEnv names the
+// variable holding its key ("" for none).
+func testModel(tb testing.TB, url, model, keyEnv string, attempts int) *pool.Member {
+	tb.Helper()
+	cfg := pool.DefaultMemberConfig()
+	cfg.Name, cfg.BaseURL, cfg.Model, cfg.APIKeyEnv, cfg.Stream = model, url, model, keyEnv, false
+	if err := cfg.ResolveKey(os.LookupEnv); err != nil {
+		tb.Fatal(err)
+	}
+	p := pool.Policy{Retry: pool.RetryConfig{MaxAttempts: attempts, BaseDelay: time.Millisecond, MaxDelay: time.Millisecond, MaxRetryAfter: time.Second}}
+	m, err := pool.NewMember(cfg, p, nil, zaptest.NewLogger(tb))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return m
 }

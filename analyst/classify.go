@@ -1,10 +1,6 @@
 package analyst
 
 import (
-	openai "github.com/sashabaranov/go-openai"
-
-	"dialogfarm/internal/chatmodel"
-
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -19,6 +15,7 @@ import (
 	"go.uber.org/zap"
 	"golang.org/x/sync/errgroup"
 
+	"dialogfarm/dialog"
 	"dialogfarm/profiles"
 )
 
@@ -59,7 +56,8 @@ var (
 
 // ClassifyConfig configures the LLM classifier.
 type ClassifyConfig struct {
-	Model ModelConfig
+	// Model labels the queries; nil means no model.
+	Model Model
 	// BatchSize queries go in one request; Concurrency requests run at once.
 	BatchSize   int
 	Concurrency int
@@ -73,7 +71,7 @@ type ClassifyConfig struct {
 
 // DefaultClassifyConfig: no model, 20 queries a request, 4 requests at once.
 func DefaultClassifyConfig() ClassifyConfig {
-	return ClassifyConfig{Model: DefaultModelConfig(), BatchSize: 20, Concurrency: 4}
+	return ClassifyConfig{BatchSize: 20, Concurrency: 4}
 }
 
 // promptVersion changes when the prompt does, invalidating cached labels.
@@ -83,7 +81,7 @@ const promptVersion = "classify-v1"
 // with an answer cache.
 type LLMClassifier struct {
 	cfg   ClassifyConfig
-	chat  *chatmodel.Client
+	chat  Model
 	log   *zap.Logger
 	mu    sync.Mutex
 	cache map[string]Label
@@ -92,12 +90,12 @@ type LLMClassifier struct {
 
 // NewLLMClassifier builds a classifier for cfg.Model, loading the cache.
 func NewLLMClassifier(cfg ClassifyConfig, log *zap.Logger) (*LLMClassifier, error) {
-	if !cfg.Model.Enabled() {
+	if cfg.Model == nil {
 		return nil, errors.New("llm classifier: no model configured")
 	}
 	cfg.BatchSize = max(cfg.BatchSize, 1)
 	cfg.Concurrency = max(cfg.Concurrency, 1)
-	c := &LLMClassifier{cfg: cfg, chat: chatmodel.New(cfg.Model), log: log, cache: map[string]Label{}}
+	c := &LLMClassifier{cfg: cfg, chat: cfg.Model, log: log, cache: map[string]Label{}}
 	if cfg.CachePath != "" {
 		data, err := os.ReadFile(cfg.CachePath)
 		switch {
@@ -114,7 +112,7 @@ func NewLLMClassifier(cfg ClassifyConfig, log *zap.Logger) (*LLMClassifier, erro
 }
 
 func (c *LLMClassifier) key(it Item) string {
-	h := sha256.Sum256([]byte(c.cfg.Model.Model + "\x00" + promptVersion + "\x00" + it.Language + "\x00" + it.Query))
+	h := sha256.Sum256([]byte(c.cfg.Model.Model() + "\x00" + promptVersion + "\x00" + it.Language + "\x00" + it.Query))
 	return hex.EncodeToString(h[:])
 }
 
@@ -180,14 +178,14 @@ func (c *LLMClassifier) classifyBatch(ctx context.Context, items []Item, batch [
 			ids[k] = Item{ID: fmt.Sprintf("q%d", k+1), Language: items[i].Language, Query: items[i].Query}
 		}
 		user, _ := json.MarshalIndent(ids, "", " ")
-		answer, err := c.chat.Complete(ctx, []openai.ChatCompletionMessage{
-			{Role: openai.ChatMessageRoleSystem, Content: classifySystemPrompt()},
-			{Role: openai.ChatMessageRoleUser, Content: "Queries:\n" + string(user)},
+		answer, err := c.chat.Complete(ctx, []dialog.Message{
+			{Role: "system", Content: classifySystemPrompt()},
+			{Role: "user", Content: "Queries:\n" + string(user)},
 		})
 		if err != nil {
 			return fmt.Errorf("classify %d queries: %w", len(batch), err)
 		}
-		got := parseLabels(answer)
+		got := parseLabels(answer.Text)
 		var retry []int
 		c.mu.Lock()
 		for k, i := range batch {

@@ -71,7 +71,9 @@ type Answer struct {
 	// Offline marks placeholder answers that are never training data.
 	Offline    bool
 	Candidates []dialog.Candidate
-	Verdicts   []dialog.Verdict
+	// Missing lists the pool members that gave no candidate, and why.
+	Missing  []dialog.Missing
+	Verdicts []dialog.Verdict
 }
 
 // Responder answers captured requests. It must honour ctx, which ends when
@@ -155,7 +157,7 @@ func DefaultConfig() Config {
 
 // soleCandidate asks r for one answer to msgs and returns it as the only
 // candidate, named member: a one-model "pool" for the judge.
-func soleCandidate(ctx context.Context, r Responder, member string, msgs []dialog.Message, temperature *float32) ([]dialog.Candidate, error) {
+func soleCandidate(ctx context.Context, r Responder, member string, msgs []dialog.Message, temperature *float32) ([]dialog.Candidate, []dialog.Missing, error) {
 	req := Request{Messages: make([]Message, len(msgs)), Temperature: temperature}
 	for i, m := range msgs {
 		req.Messages[i] = Message{Role: m.Role, Content: m.Content}
@@ -163,8 +165,8 @@ func soleCandidate(ctx context.Context, r Responder, member string, msgs []dialo
 	start := time.Now()
 	ans, err := r.Respond(ctx, req)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	return []dialog.Candidate{{Member: member, Model: ans.Model, Text: ans.Text, Offline: ans.Offline,
-		Seconds: time.Since(start).Seconds()}}, nil
+		Seconds: time.Since(start).Seconds()}}, nil, nil
 }

@@ -195,7 +195,7 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request, ex *dialog.Exch
 	}
 	ans, err := h.responder.Respond(ctx, req)
 	ex.Responder, ex.Model, ex.Offline = ans.Responder, ans.Model, ans.Offline
-	ex.Candidates, ex.Verdicts = ans.Candidates, ans.Verdicts
+	ex.Candidates, ex.Missing, ex.Verdicts = ans.Candidates, ans.Missing, ans.Verdicts
 	if ex.Responder == "" {
 		ex.Responder = responderName(h.responder)
 	}

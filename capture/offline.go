@@ -37,7 +37,7 @@ func (Offline) Respond(ctx context.Context, req Request) (Answer, error) {
 
 // Candidates makes the placeholder the only candidate of a pool, so an
 // offline run goes through the judge (rules-only) like a real one.
-func (o Offline) Candidates(ctx context.Context, msgs []dialog.Message, temperature *float32) ([]dialog.Candidate, error) {
+func (o Offline) Candidates(ctx context.Context, msgs []dialog.Message, temperature *float32) ([]dialog.Candidate, []dialog.Missing, error) {
 	return soleCandidate(ctx, o, "offline", msgs, temperature)
 }
 

@@ -13,7 +13,7 @@ import (
 // Without a model the writer uses the locale's template for the kind the
 // config's policy names.
 func ExampleFollowUpWriter() {
-	w := configgen.NewFollowUpWriter(configgen.DefaultModelConfig()) // no model: templates
+	w := configgen.NewFollowUpWriter(nil) // no model: templates
 	cfg := dialog.ChatConfig{ID: "c1", Locale: "en", Turns: []dialog.TurnSpec{{Query: "/explain"}},
 		FollowUp: &dialog.FollowUpPolicy{Kinds: []string{"ask_example"}}}
 	history := []dialog.Turn{{Query: "/explain", Shown: "It sums the list."}}

@@ -1,14 +1,10 @@
 package configgen
 
 import (
-	"dialogfarm/internal/chatmodel"
-
 	"context"
 	"errors"
 	"fmt"
 	"strings"
-
-	openai "github.com/sashabaranov/go-openai"
 
 	"dialogfarm/dialog"
 )
@@ -24,18 +20,14 @@ var ErrNoFollowUp = errors.New("configgen: the config asks for no further follow
 // names for this turn); without one it uses the kind's template in the
 // config's locale. Safe for concurrent use.
 type FollowUpWriter struct {
-	chat *chatmodel.Client
+	chat Model
 	t    *templater
 }
 
-// NewFollowUpWriter builds a writer; a cfg without a model gives a
-// template writer.
-func NewFollowUpWriter(cfg ModelConfig) *FollowUpWriter {
-	w := &FollowUpWriter{t: newTemplater()}
-	if cfg.Enabled() {
-		w.chat = chatmodel.New(cfg)
-	}
-	return w
+// NewFollowUpWriter builds a writer that asks m; a nil m gives a template
+// writer.
+func NewFollowUpWriter(m Model) *FollowUpWriter {
+	return &FollowUpWriter{t: newTemplater(), chat: m}
 }
 
 // Source says who writes the follow-ups: dialog.QuerySourceLLM or
@@ -71,7 +63,7 @@ func (w *FollowUpWriter) Next(ctx context.Context, cfg dialog.ChatConfig, histor
 	if err != nil {
 		return "", fmt.Errorf("follow-up %d for %s: %w", k+1, cfg.ID, err)
 	}
-	text := cleanQuery(answer)
+	text := cleanQuery(answer.Text)
 	if text == "" {
 		return "", fmt.Errorf("follow-up %d for %s: the model wrote an empty message", k+1, cfg.ID)
 	}
@@ -107,7 +99,7 @@ const maxAnswerChars = 3000
 // language, locale, style) and one user message with the conversation so
 // far (each answer as the plugin showed it, long ones cut to their last
 // 3000 characters) and the purpose of the next message.
-func FollowUpMessages(cfg dialog.ChatConfig, history []dialog.Turn, kind string) []openai.ChatCompletionMessage {
+func FollowUpMessages(cfg dialog.ChatConfig, history []dialog.Turn, kind string) []dialog.Message {
 	style := "one or two plain sentences"
 	switch strings.TrimSuffix(cfg.QueryStyle, "_code") {
 	case "terse":
@@ -131,9 +123,9 @@ func FollowUpMessages(cfg dialog.ChatConfig, history []dialog.Turn, kind string)
 		fmt.Fprintf(&b, "\nDeveloper: %s\n\nAssistant: %s\n", t.Query, answer)
 	}
 	fmt.Fprintf(&b, "\nWrite the developer's next message. Its purpose: %s.", followUpGoal(kind))
-	return []openai.ChatCompletionMessage{
-		{Role: openai.ChatMessageRoleSystem, Content: system},
-		{Role: openai.ChatMessageRoleUser, Content: b.String()},
+	return []dialog.Message{
+		{Role: "system", Content: system},
+		{Role: "user", Content: b.String()},
 	}
 }
 

@@ -37,7 +37,7 @@ type Config struct {
 	ContextLines int
 	// Model writes first queries; without one, templates do (and the
 	// configs say so in query_source).
-	Model ModelConfig
+	Model Model
 	// Concurrency bounds model requests in flight.
 	Concurrency int
 	// CachePath, when set, caches model-written queries across runs
@@ -61,7 +61,7 @@ func (cfg Config) report(step string, done, total int) {
 // DefaultConfig: 256 KiB files, 20,000 files, 15 context lines, no model,
 // 4 concurrent requests.
 func DefaultConfig() Config {
-	return Config{MaxFileBytes: 256 << 10, MaxFiles: 20000, ContextLines: 15, Model: DefaultModelConfig(), Concurrency: 4}
+	return Config{MaxFileBytes: 256 << 10, MaxFiles: 20000, ContextLines: 15, Concurrency: 4}
 }
 
 // Stats says what Generate looked at, skipped and produced.
@@ -145,7 +145,7 @@ func Generate(ctx context.Context, pl *profiles.Plan, cfg Config, log *zap.Logge
 	if len(out) == 0 {
 		return nil, fmt.Errorf("configs for plan %s: %w (unfulfilled: %v)", pl.ID, ErrNoConfigs, stats.Unfulfilled)
 	}
-	if cfg.Model.Enabled() {
+	if cfg.Model != nil {
 		if err := writeQueries(ctx, cfg, out, specs, &stats, log); err != nil {
 			return nil, fmt.Errorf("configs for plan %s: %w", pl.ID, err)
 		}

@@ -1,9 +1,16 @@
 package configgen
 
-import "dialogfarm/internal/chatmodel"
+import (
+	"context"
 
-// ModelConfig names an OpenAI-compatible chat model (see chatmodel.Config).
-type ModelConfig = chatmodel.Config
+	"dialogfarm/dialog"
+)
 
-// DefaultModelConfig configures no model (Model is empty).
-func DefaultModelConfig() ModelConfig { return chatmodel.DefaultConfig() }
+// Model is the chat model this stage asks; *pool.Member, the one model
+// gateway (retries honouring Retry-After, rpm limit, circuit breaker, key
+// redaction, usage and cost), implements it. nil means no model.
+type Model interface {
+	// Model names the model; it keys the stage's answer cache.
+	Model() string
+	Complete(ctx context.Context, msgs []dialog.Message) (dialog.Candidate, error)
+}

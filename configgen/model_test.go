@@ -9,13 +9,21 @@ import (
 	"strings"
 	"testing"
 
+	"go.uber.org/zap"
+
 	"dialogfarm/dialog"
 	"dialogfarm/internal/llmtest"
+	"dialogfarm/pool"
 )
 
-func modelConfig(url string) ModelConfig {
-	m := DefaultModelConfig()
-	m.BaseURL, m.Model, m.APIKeyEnv, m.MaxRetries = url, "writer", "", 0
+// modelConfig is a gateway member asking the fake server once per call.
+func modelConfig(url string) *pool.Member {
+	cfg := pool.DefaultMemberConfig()
+	cfg.Name, cfg.BaseURL, cfg.Model, cfg.Stream = "writer", url, "writer", false
+	m, err := pool.NewMember(cfg, pool.Policy{Retry: pool.RetryConfig{MaxAttempts: 1}}, nil, zap.NewNop())
+	if err != nil {
+		panic(err)
+	}
 	return m
 }
 
@@ -101,7 +109,7 @@ func TestModelFailuresFallBackMarked(t *testing.T) {
 }
 
 func TestFollowUpWriterTemplates(t *testing.T) {
-	w := NewFollowUpWriter(DefaultModelConfig())
+	w := NewFollowUpWriter(nil)
 	if w.Source() != dialog.QuerySourceTemplate {
 		t.Errorf("source %s", w.Source())
 	}

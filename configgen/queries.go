@@ -1,8 +1,6 @@
 package configgen
 
 import (
-	"dialogfarm/internal/chatmodel"
-
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -15,8 +13,7 @@ import (
 	"strings"
 	"sync"
 
-	openai "github.com/sashabaranov/go-openai"
-
+	"dialogfarm/dialog"
 	"dialogfarm/profiles"
 )
 
@@ -131,7 +128,7 @@ func snippet(code string, n int) string {
 // arrives, so a run killed half-way keeps what it paid for and a rerun
 // gets the same queries; a torn last line is ignored on reading.
 type queryWriter struct {
-	chat  *chatmodel.Client
+	chat  Model
 	model string
 	mu    sync.Mutex
 	cache map[string]string
@@ -150,8 +147,8 @@ type cacheLine struct {
 // queryPromptVersion changes with the prompt, invalidating cached queries.
 const queryPromptVersion = "query-v1"
 
-func newQueryWriter(cfg ModelConfig, cachePath string) (*queryWriter, error) {
-	w := &queryWriter{chat: chatmodel.New(cfg), model: cfg.Model, cache: map[string]string{}, flight: map[string]chan struct{}{}}
+func newQueryWriter(m Model, cachePath string) (*queryWriter, error) {
+	w := &queryWriter{chat: m, model: m.Model(), cache: map[string]string{}, flight: map[string]chan struct{}{}}
 	if cachePath == "" {
 		return w, nil
 	}
@@ -210,14 +207,14 @@ func (w *queryWriter) write(ctx context.Context, s querySpec) (string, error) {
 			return "", ctx.Err()
 		}
 	}
-	answer, err := w.chat.Complete(ctx, []openai.ChatCompletionMessage{
-		{Role: openai.ChatMessageRoleSystem, Content: system},
-		{Role: openai.ChatMessageRoleUser, Content: user},
+	answer, err := w.chat.Complete(ctx, []dialog.Message{
+		{Role: "system", Content: system},
+		{Role: "user", Content: user},
 	})
 	if err != nil {
 		return "", err
 	}
-	q := cleanQuery(answer)
+	q := cleanQuery(answer.Text)
 	if s.Instruction == "slash_command" {
 		cmd := profiles.SlashCommands()[s.Intent]
 		if !strings.HasPrefix(q, cmd) {

@@ -155,9 +155,11 @@ type Exchange struct {
 	Error   string `json:"error,omitempty"`
 	// Candidates and Verdicts are filled when a pool and judge answered.
 	Candidates []Candidate `json:"candidates,omitempty"`
-	Verdicts   []Verdict   `json:"verdicts,omitempty"`
-	Received   time.Time   `json:"received"`
-	Seconds    float64     `json:"seconds"`
+	// Missing lists the pool members that gave no candidate, and why.
+	Missing  []Missing `json:"missing,omitempty"`
+	Verdicts []Verdict `json:"verdicts,omitempty"`
+	Received time.Time `json:"received"`
+	Seconds  float64   `json:"seconds"`
 }
 
 // Turn is one query and its answer as it happened in the editor.
@@ -209,6 +211,17 @@ type Candidate struct {
 	Offline bool `json:"offline,omitempty"`
 }
 
+// Missing is a pool member that gave no candidate for a request: it
+// failed (Reason says how), its circuit breaker was open (Skipped), or it
+// had not answered when the pool stopped waiting at its quorum or deadline
+// (Late).
+type Missing struct {
+	Member  string `json:"member"`
+	Reason  string `json:"reason"`
+	Late    bool   `json:"late,omitempty"`
+	Skipped bool   `json:"skipped,omitempty"`
+}
+
 // Deduction is one named rule that fired against a candidate.
 type Deduction struct {
 	Rule   string  `json:"rule"`
@@ -235,6 +248,9 @@ type Verdict struct {
 	LLMReason  string `json:"llm_reason,omitempty"`
 	Unparsable bool   `json:"unparseable,omitempty"`
 	RulesOnly  bool   `json:"rules_only,omitempty"`
+	// JudgeError, set with RulesOnly, says why a configured judge model
+	// gave no score: the verdict fell back to the rules alone.
+	JudgeError string `json:"judge_error,omitempty"`
 	// JudgeModel is the model that gave LLMScore ("" in rules-only mode).
 	JudgeModel string      `json:"judge_model,omitempty"`
 	Deductions []Deduction `json:"deductions,omitempty"`

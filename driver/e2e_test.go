@@ -12,11 +12,15 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 
 	"dialogfarm/capture"
 	"dialogfarm/dialog"
 	"dialogfarm/internal/llmtest"
+	"dialogfarm/judge"
+	"dialogfarm/pool"
+	"dialogfarm/respond"
 )
 
 // The end-to-end test drives the real code-server (installed by `make
@@ -91,10 +95,7 @@ func TestEndToEnd(t *testing.T) {
 	defer cancel()
 
 	model := llmtest.New(t, e2eAnswer)
-	upstream, err := capture.NewOpenAI(capture.OpenAIConfig{BaseURL: model.URL, Model: "e2e-model"}, log)
-	if err != nil {
-		t.Fatal(err)
-	}
+	upstream := oneModel(t, model.URL, "e2e-model", log)
 	// Queries containing FAIL-ME get an error from the responder, as from a
 	// dead model endpoint.
 	responder := capture.ResponderFunc(func(ctx context.Context, req capture.Request) (capture.Answer, error) {
@@ -342,3 +343,24 @@ func rangeText(lines []string, s dialog.Selection) string {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// oneModel answers through the model gateway with one model (a pool of
+// one, judged by the rules), as `--responder openai` does.
+func oneModel(tb testing.TB, url, model string, log *zap.Logger) *respond.Responder {
+	tb.Helper()
+	cfg := pool.DefaultConfig()
+	m := pool.DefaultMemberConfig()
+	m.Name, m.BaseURL, m.Model = "openai", url, model
+	cfg.Members, cfg.CacheDir = []pool.MemberConfig{m}, ""
+	p, err := pool.New(cfg, log)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	j, err := judge.New(judge.DefaultConfig(), nil, log)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	r := respond.New(p, j, log)
+	r.Name = "openai"
+	return r
+}

@@ -1,6 +1,8 @@
-// Package judge scores and ranks candidate answers, composes the capture
-// endpoint's pool-and-judge responder, and audits the judge against human
-// labels.
+// Package judge scores and ranks candidate answers and audits the judge
+// against human labels. It imports only the shared nouns (dialog): the
+// judge model is reached through the consumer-owned Completer interface
+// (pool.Member implements it), and the responder that puts pool and judge
+// behind the capture endpoint lives in package respond.
 //
 // # Scoring
 //
@@ -18,7 +20,10 @@
 // candidate, never exported — rather than a default score.
 //
 // Without a judge model the judge runs in rules-only mode: every verdict
-// has RulesOnly set and a reason saying so, and starts from 5.
+// has RulesOnly set and a reason saying so, and starts from 5. A judge
+// model that fails (after the retries its Completer makes) gives the same
+// rules-only verdict, with JudgeError holding the model's error: a turn
+// never fails, nor loses its candidates, because the judge model did.
 //
 // # Rules
 //
@@ -32,15 +37,6 @@
 // Candidates are ranked by final score; ties go to the smaller total
 // deduction weight, then the higher LLM score, then the pool's member
 // order (see Rank). The rank-1 candidate is the answer.
-//
-// # Responder
-//
-// Responder composes a Proposer (*pool.Pool) and a Judge into a
-// capture.Responder: the top-ranked candidate goes back to the plugin and
-// every candidate and verdict into the dialogue record. It lives here, not
-// in pool or capture, because picking the answer is the judge's decision;
-// the pool is reached through a one-method interface, so pool and judge do
-// not import each other.
 //
 // # Audit
 //

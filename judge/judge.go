@@ -69,8 +69,10 @@ func New(cfg Config, llm Completer, log *zap.Logger) (*Judge, error) {
 func (j *Judge) RulesOnly() bool { return j.llm == nil }
 
 // Judge returns one verdict per candidate, in candidate order, with Rank
-// set (1 is best; see Rank). An error means the judge model could not be
-// asked; output it could not read gives an unparseable verdict instead.
+// set (1 is best; see Rank). A judge model that fails (after its retries)
+// gives a rules-only verdict with JudgeError saying why, so a turn keeps
+// its candidates and an answer; output it could not read gives an
+// unparseable verdict. Only the end of ctx is an error.
 func (j *Judge) Judge(ctx context.Context, s Subject, cands []dialog.Candidate) ([]dialog.Verdict, error) {
 	if s.Intent == "" {
 		s.Intent = IntentGeneral
@@ -119,10 +121,15 @@ func (j *Judge) verdict(ctx context.Context, s Subject, answer string) (dialog.V
 			v.Unparsable = true
 			v.LLMReason = err.Error()
 			return v, nil // Score stays 0: unscored, ranked last, never kept
-		case err != nil:
+		case err != nil && ctx.Err() != nil:
 			return v, err
+		case err != nil:
+			j.log.Warn("judge model failed: rules-only verdict", zap.Error(err))
+			v.RulesOnly, v.JudgeError = true, err.Error()
+			v.LLMReason = "rules-only fallback: the judge model gave no score; the score is 5 minus rule deductions"
+		default:
+			base, v.LLMScore, v.LLMReason = got.Score, got.Score, got.Reason
 		}
-		base, v.LLMScore, v.LLMReason = got.Score, got.Score, got.Reason
 	}
 	v.Score = FinalScore(float64(base), v.Deductions)
 	return v, nil

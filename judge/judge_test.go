@@ -25,7 +25,7 @@ func judgeModel(tb testing.TB, s *llmtest.Server) *pool.Member {
 	cfg.Name, cfg.BaseURL, cfg.Model, cfg.Timeout = "judge", s.URL, "judge-model", 5*time.Second
 	zero := float32(0)
 	cfg.Temperature = &zero
-	m, err := pool.NewMember(cfg, pool.RetryConfig{MaxAttempts: 3, BaseDelay: time.Millisecond, MaxDelay: time.Millisecond, MaxRetryAfter: time.Second}, nil, zaptest.NewLogger(tb))
+	m, err := pool.NewMember(cfg, pool.Policy{Retry: pool.RetryConfig{MaxAttempts: 3, BaseDelay: time.Millisecond, MaxDelay: time.Millisecond, MaxRetryAfter: time.Second}}, nil, zaptest.NewLogger(tb))
 	if err != nil {
 		tb.Fatal(err)
 	}

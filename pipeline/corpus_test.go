@@ -15,8 +15,8 @@ import (
 
 	"go.uber.org/zap/zaptest"
 
-	"dialogfarm/configgen"
 	"dialogfarm/internal/llmtest"
+	"dialogfarm/pool"
 )
 
 // labelled is one corpus entry: a pipeline and the finding code it must
@@ -288,8 +288,12 @@ func TestValidatorPrecisionRecall(t *testing.T) {
 func TestAcceptedPipelinesRun(t *testing.T) {
 	reg := NewRegistry()
 	model := llmtest.New(t, func(r llmtest.Request) llmtest.Reply { return llmtest.Reply{Text: "Query: \"what does this do?\""} })
-	qm := configgen.DefaultModelConfig()
-	qm.BaseURL, qm.Model, qm.MaxRetries = model.URL, "writer", 0
+	mc := pool.DefaultMemberConfig()
+	mc.Name, mc.BaseURL, mc.Model, mc.Stream = "writer", model.URL, "writer", false
+	qm, err := pool.NewMember(mc, pool.Policy{Retry: pool.RetryConfig{MaxAttempts: 1}}, nil, zaptest.NewLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
 	ran := 0
 	for _, l := range corpus(t, 60) {
 		if l.expect != "" || len(Errors(Validate(l.spec, reg, corpusEnv))) > 0 {

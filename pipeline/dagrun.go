@@ -54,10 +54,11 @@ type NodeState struct {
 
 // RunEnv is what a pipeline run needs besides the pipeline.
 type RunEnv struct {
-	Out        string
-	Deps       Deps
-	Drive      DriveConfig
-	QueryModel configgen.ModelConfig
+	Out   string
+	Deps  Deps
+	Drive DriveConfig
+	// QueryModel writes the configs' queries; nil: templates.
+	QueryModel configgen.Model
 	// JudgeFor builds the judge of a judge node from its endpoint param
 	// ("" for the config's judge); nil: rules only.
 	JudgeFor func(endpoint string) (Rejudger, error)
@@ -270,7 +271,10 @@ func cacheKey(n *Node, op *Operator, x *nodeRun, env *RunEnv) (string, error) {
 		}
 	}
 	if n.Op == "configs" {
-		external["query_model"] = env.QueryModel.BaseURL + " " + env.QueryModel.Model
+		external["query_model"] = " "
+		if env.QueryModel != nil {
+			external["query_model"] = " " + env.QueryModel.Model()
+		}
 	}
 	data, err := json.Marshal(struct {
 		Op       string            `json:"op"`

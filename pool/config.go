@@ -101,13 +101,27 @@ type Config struct {
 	// FailingAfter is how many requests in a row a member must fail before
 	// it is reported as failing (an error log, and Stats.Failing).
 	FailingAfter int `yaml:"failing_after" json:"failing_after"`
+	// Quorum is how many members must answer before the pool stops waiting
+	// for the rest; 0 waits for all of them.
+	Quorum int `yaml:"quorum" json:"quorum"`
+	// Deadline, when > 0, is how long the pool waits for its quorum: once
+	// it has passed, the pool answers with the candidates it has (it still
+	// waits for the first one if there is none). Members cut off by the
+	// quorum or the deadline are recorded as late.
+	Deadline time.Duration `yaml:"deadline" json:"deadline"`
+	// Breaker is every member's circuit breaker (the judge model's too).
+	Breaker BreakerConfig `yaml:"breaker" json:"breaker"`
 }
 
+// Policy is the retry and breaker policy the config gives each member.
+func (c Config) Policy() Policy { return Policy{Retry: c.Retry, Breaker: c.Breaker} }
+
 // DefaultConfig is a pool with no members yet, the default retry policy, a
-// cache in "cache" (under the run folder) and failing members reported
-// after 3 failed requests in a row.
+// cache in "cache" (under the run folder), failing members reported after
+// 3 failed requests in a row, every member waited for (no quorum, no
+// deadline) and the default circuit breaker.
 func DefaultConfig() Config {
-	return Config{Retry: DefaultRetryConfig(), CacheDir: "cache", FailingAfter: 3}
+	return Config{Retry: DefaultRetryConfig(), CacheDir: "cache", FailingAfter: 3, Breaker: DefaultBreakerConfig()}
 }
 
 // ErrConfig marks an invalid pool configuration.
@@ -135,6 +149,16 @@ func (c Config) Validate() error {
 	if c.Retry.BaseDelay < 0 || c.Retry.MaxDelay < c.Retry.BaseDelay {
 		errs = append(errs, fmt.Errorf("retry delays: base %v, max %v: need 0 <= base <= max", c.Retry.BaseDelay, c.Retry.MaxDelay))
 	}
+	if c.Quorum < 0 || c.Quorum > len(c.Members) {
+		errs = append(errs, fmt.Errorf("quorum is %d, need 0 (all) to %d (the members)", c.Quorum, len(c.Members)))
+	}
+	if c.Deadline < 0 {
+		errs = append(errs, fmt.Errorf("deadline is %v, need 0 (none) or more", c.Deadline))
+	}
+	if c.Concurrency < 0 {
+		errs = append(errs, fmt.Errorf("concurrency is %d, need 0 (all at once) or more", c.Concurrency))
+	}
+	errs = append(errs, c.Breaker.Validate())
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("%w: %w", ErrConfig, err)
 	}

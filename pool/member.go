@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"net/http"
 	"strings"
@@ -12,7 +11,9 @@ import (
 	"time"
 
 	openai "github.com/sashabaranov/go-openai"
+	"github.com/sony/gobreaker/v2"
 	"go.uber.org/zap"
+	"golang.org/x/time/rate"
 
 	"dialogfarm/dialog"
 )
@@ -24,56 +25,88 @@ type Request struct {
 	Temperature *float32
 }
 
-// Member is one OpenAI-compatible model of the pool. It bounds its calls in
-// flight, spaces them by its RPM limit, retries transient failures, counts
-// tokens and cost, and answers from the cache when it can. Its methods are
-// safe for concurrent use.
+// Policy is what every call of a member follows besides the member's own
+// config: the retry policy and the circuit breaker.
+type Policy struct {
+	Retry   RetryConfig
+	Breaker BreakerConfig
+}
+
+// DefaultPolicy is DefaultRetryConfig and DefaultBreakerConfig.
+func DefaultPolicy() Policy {
+	return Policy{Retry: DefaultRetryConfig(), Breaker: DefaultBreakerConfig()}
+}
+
+// Member is one OpenAI-compatible model: a pool member, the judge model or
+// a stage's model. It bounds its calls in flight, spaces them by its RPM
+// limit, retries transient failures, stops calling for a cool-down after
+// failing too often (circuit breaker), counts tokens and cost, answers from
+// the cache when it can, and cuts its API key out of every error, log line
+// and answer. Its methods are safe for concurrent use.
 type Member struct {
-	cfg    MemberConfig
-	retry  RetryConfig
-	where  string // BaseURL without credentials
-	client *openai.Client
-	slots  chan struct{}
-	rate   *limiter
-	cache  *Cache
-	log    *zap.Logger
+	cfg      MemberConfig
+	retry    RetryConfig
+	where    string // BaseURL without credentials
+	client   *openai.Client
+	slots    chan struct{}
+	rate     *rate.Limiter
+	breaker  *gobreaker.CircuitBreaker[dialog.Candidate]
+	cooldown time.Duration
+	scrub    scrubber
+	cache    *Cache
+	log      *zap.Logger
 
 	mu    sync.Mutex
 	stats Stats
 }
 
 // NewMember builds a member; cache may be nil.
-func NewMember(cfg MemberConfig, retry RetryConfig, cache *Cache, log *zap.Logger) (*Member, error) {
+func NewMember(cfg MemberConfig, policy Policy, cache *Cache, log *zap.Logger) (*Member, error) {
 	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	if err := policy.Breaker.Validate(); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	oc := openai.DefaultConfig(string(cfg.APIKey))
 	oc.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
 	oc.HTTPClient = headerCatcher{client: &http.Client{}}
 	where := redactURL(cfg.BaseURL)
-	return &Member{
-		cfg: cfg, retry: retry, where: where,
+	limit := rate.Inf
+	if cfg.RPM > 0 {
+		limit = rate.Every(time.Minute / time.Duration(cfg.RPM))
+	}
+	m := &Member{
+		cfg: cfg, retry: policy.Retry, where: where,
 		client: openai.NewClientWithConfig(oc),
 		slots:  make(chan struct{}, cfg.MaxConcurrency),
-		rate:   newLimiter(cfg.RPM),
+		rate:   rate.NewLimiter(limit, 1),
+		scrub:  newScrubber(cfg.APIKey),
 		cache:  cache,
 		log:    log.With(zap.String("member", cfg.Name), zap.String("model", cfg.Model), zap.String("base_url", where)),
-		stats:  Stats{Member: cfg.Name, Model: cfg.Model},
-	}, nil
+		stats:  Stats{Member: cfg.Name, Model: cfg.Model, Circuit: gobreaker.StateClosed.String()},
+	}
+	m.breaker = m.newBreaker(policy.Breaker)
+	return m, nil
 }
 
 // Name is the member's configured name.
 func (m *Member) Name() string { return m.cfg.Name }
 
+// Model is the member's configured model.
+func (m *Member) Model() string { return m.cfg.Model }
+
 // Complete asks the member with msgs and no temperature of the request's
-// (the member's own applies). It makes Member a judge.Completer.
+// (the member's own applies). It makes Member the judge's, the analyst's
+// and configgen's model.
 func (m *Member) Complete(ctx context.Context, msgs []dialog.Message) (dialog.Candidate, error) {
 	return m.Ask(ctx, Request{Messages: msgs})
 }
 
 // Ask returns the member's candidate answer to req: from the cache if this
 // exact call was made before, otherwise from the model, retrying transient
-// failures. A failure is a *MemberError.
+// failures. A failure is a *MemberError; while the member's circuit is
+// open it fails at once with ErrCircuitOpen.
 func (m *Member) Ask(ctx context.Context, req Request) (dialog.Candidate, error) {
 	creq := m.request(req)
 	key := ""
@@ -98,11 +131,26 @@ func (m *Member) Ask(ctx context.Context, req Request) (dialog.Candidate, error)
 	case <-ctx.Done():
 		return dialog.Candidate{}, &MemberError{Member: m.cfg.Name, Err: ctx.Err()}
 	}
-	c, attempts, err := m.attempts(ctx, creq)
+	attempts := 0
+	c, err := m.breaker.Execute(func() (dialog.Candidate, error) {
+		c, n, err := m.attempts(ctx, creq)
+		attempts = n
+		if err != nil && ctx.Err() != nil {
+			return c, &cancelled{err}
+		}
+		return c, err
+	})
 	if err != nil {
-		m.record(func(s *Stats) { s.Failures++; s.LastError = err.Error() })
+		if errors.Is(err, gobreaker.ErrOpenState) || errors.Is(err, gobreaker.ErrTooManyRequests) {
+			m.record(func(s *Stats) { s.Skipped++ })
+			return dialog.Candidate{}, &MemberError{Member: m.cfg.Name, Err: m.openError()}
+		}
+		if ctx.Err() == nil { // a request its caller gave up on says nothing about the member
+			m.record(func(s *Stats) { s.Failures++; s.LastError = err.Error() })
+		}
 		return dialog.Candidate{}, &MemberError{Member: m.cfg.Name, Attempts: attempts, Err: err}
 	}
+	c.Text = m.scrub.text(c.Text)
 	m.record(func(s *Stats) {
 		s.Answers++
 		s.PromptTokens += c.PromptTokens
@@ -147,15 +195,17 @@ func (m *Member) request(req Request) openai.ChatCompletionRequest {
 }
 
 // attempts calls the model until it answers, the error is permanent, the
-// attempts are used up or ctx ends.
+// attempts are used up or ctx ends. Every error it returns or logs has the
+// key cut out.
 func (m *Member) attempts(ctx context.Context, creq openai.ChatCompletionRequest) (dialog.Candidate, int, error) {
 	var errs []error
 	for n := 1; ; n++ {
-		if err := m.rate.wait(ctx); err != nil {
-			return dialog.Candidate{}, n - 1, errors.Join(append(errs, err)...)
+		if err := m.rate.Wait(ctx); err != nil {
+			return dialog.Candidate{}, n - 1, errors.Join(append(errs, fmt.Errorf("wait for the rpm limit: %w", err))...)
 		}
 		actx, slot := withHeaderSlot(ctx)
 		c, err := m.once(actx, creq)
+		err = m.scrub.err(err)
 		m.record(func(s *Stats) { s.Calls++ })
 		if err == nil {
 			return c, n, nil
@@ -183,135 +233,4 @@ func (m *Member) attempts(ctx context.Context, creq openai.ChatCompletionRequest
 			return dialog.Candidate{}, n, errors.Join(append(errs, err)...)
 		}
 	}
-}
-
-// once makes one call within the member's timeout.
-func (m *Member) once(ctx context.Context, creq openai.ChatCompletionRequest) (dialog.Candidate, error) {
-	ctx, cancel := context.WithTimeout(ctx, m.cfg.Timeout)
-	defer cancel()
-	start := time.Now()
-	var (
-		c   dialog.Candidate
-		err error
-	)
-	if creq.Stream {
-		c, err = m.stream(ctx, creq)
-	} else {
-		c, err = m.complete(ctx, creq)
-	}
-	if err != nil {
-		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
-			err = fmt.Errorf("timed out after %v: %w", m.cfg.Timeout, err)
-		}
-		return c, err
-	}
-	c.Member, c.Seconds = m.cfg.Name, time.Since(start).Seconds()
-	if c.Model == "" {
-		c.Model = m.cfg.Model
-	}
-	if c.PromptTokens == 0 && c.CompletionTokens == 0 {
-		msgs := make([]dialog.Message, 0, len(creq.Messages))
-		for _, msg := range creq.Messages {
-			msgs = append(msgs, dialog.Message{Role: msg.Role, Content: msg.Content})
-		}
-		c.PromptTokens, c.CompletionTokens, c.TokensCounted = countPrompt(msgs), CountTokens(c.Text), true
-	}
-	c.CostUSD = m.cfg.cost(c.PromptTokens, c.CompletionTokens)
-	return c, nil
-}
-
-func (m *Member) complete(ctx context.Context, creq openai.ChatCompletionRequest) (dialog.Candidate, error) {
-	resp, err := m.client.CreateChatCompletion(ctx, creq)
-	if err != nil {
-		return dialog.Candidate{}, err
-	}
-	if len(resp.Choices) == 0 {
-		return dialog.Candidate{}, errors.New("the answer has no choices")
-	}
-	return dialog.Candidate{
-		Model: resp.Model, Text: resp.Choices[0].Message.Content,
-		PromptTokens: resp.Usage.PromptTokens, CompletionTokens: resp.Usage.CompletionTokens,
-	}, nil
-}
-
-// stream reads an SSE answer. A stream that ends without a finish reason
-// was cut off: ErrStreamDropped.
-func (m *Member) stream(ctx context.Context, creq openai.ChatCompletionRequest) (dialog.Candidate, error) {
-	s, err := m.client.CreateChatCompletionStream(ctx, creq)
-	if err != nil {
-		return dialog.Candidate{}, err
-	}
-	defer s.Close()
-	var (
-		c        dialog.Candidate
-		text     strings.Builder
-		finished bool
-	)
-	for {
-		chunk, err := s.Recv()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			if errors.Is(err, io.ErrUnexpectedEOF) {
-				err = fmt.Errorf("%w: %w", ErrStreamDropped, err)
-			}
-			return dialog.Candidate{}, err
-		}
-		if chunk.Model != "" {
-			c.Model = chunk.Model
-		}
-		if chunk.Usage != nil {
-			c.PromptTokens, c.CompletionTokens = chunk.Usage.PromptTokens, chunk.Usage.CompletionTokens
-		}
-		if len(chunk.Choices) > 0 {
-			text.WriteString(chunk.Choices[0].Delta.Content)
-			if chunk.Choices[0].FinishReason != "" {
-				finished = true
-			}
-		}
-	}
-	if !finished {
-		return dialog.Candidate{}, ErrStreamDropped
-	}
-	c.Text = text.String()
-	return c, nil
-}
-
-// Stats is a member's accounting since it was built.
-type Stats struct {
-	Member string `json:"member"`
-	Model  string `json:"model"`
-	// Calls counts HTTP calls made (retries included); Retries the waits
-	// between them; Answers the candidates returned (cache hits included);
-	// Failures the requests that got no candidate.
-	Calls     int `json:"calls"`
-	Retries   int `json:"retries"`
-	Answers   int `json:"answers"`
-	Failures  int `json:"failures"`
-	CacheHits int `json:"cache_hits"`
-	// PromptTokens and CompletionTokens count the calls made (cache hits
-	// excluded).
-	PromptTokens     int `json:"prompt_tokens"`
-	CompletionTokens int `json:"completion_tokens"`
-	// CostUSD is the estimated spend: cache hits cost nothing.
-	CostUSD float64 `json:"cost_usd"`
-	// FailingStreak counts the pool requests failed in a row; Failing is
-	// set once it reaches Config.FailingAfter.
-	FailingStreak int    `json:"failing_streak"`
-	Failing       bool   `json:"failing"`
-	LastError     string `json:"last_error,omitempty"`
-}
-
-func (m *Member) record(f func(*Stats)) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	f(&m.stats)
-}
-
-// Stats returns the member's accounting.
-func (m *Member) Stats() Stats {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.stats
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"go.uber.org/zap"
 	"golang.org/x/sync/errgroup"
@@ -38,7 +39,7 @@ func New(cfg Config, log *zap.Logger) (*Pool, error) {
 		p.cache = c
 	}
 	for _, mc := range cfg.Members {
-		m, err := NewMember(mc, cfg.Retry, p.cache, log)
+		m, err := NewMember(mc, cfg.Policy(), p.cache, log)
 		if err != nil {
 			return nil, err
 		}
@@ -54,41 +55,126 @@ func (p *Pool) Cache() *Cache { return p.cache }
 // Members are the pool's members in config order.
 func (p *Pool) Members() []*Member { return p.members }
 
-// Proposal is the outcome of asking every member: the candidates in member
-// order, and the members that failed with their reasons.
+// Proposal is the outcome of asking the members: the candidates in member
+// order, and the members that gave none with their reasons (failed,
+// skipped by an open circuit, or late).
 type Proposal struct {
 	Candidates []dialog.Candidate
 	Failures   []*MemberError
 }
 
-// Propose asks every member concurrently (at most Config.Concurrency at
-// once) and waits for all of them. Members fail independently: the
-// proposal holds whatever came back. It is an error wrapping
-// ErrNoCandidates, with every member's reason, when nothing did, and ctx's
-// error when ctx ended.
-func (p *Pool) Propose(ctx context.Context, req Request) (Proposal, error) {
-	cands := make([]*dialog.Candidate, len(p.members))
-	fails := make([]*MemberError, len(p.members))
-	var g errgroup.Group // not WithContext: one member's failure must not cancel the others
-	if p.cfg.Concurrency > 0 {
-		g.SetLimit(p.cfg.Concurrency)
+// Missing is the proposal's failures as the record keeps them.
+func (p Proposal) Missing() []dialog.Missing {
+	var out []dialog.Missing
+	for _, f := range p.Failures {
+		out = append(out, dialog.Missing{Member: f.Member, Reason: f.Error(), Late: f.Late,
+			Skipped: errors.Is(f.Err, ErrCircuitOpen)})
 	}
+	return out
+}
+
+// result is one member's outcome.
+type result struct {
+	i   int
+	c   dialog.Candidate
+	err error
+}
+
+// Propose asks every member concurrently (at most Config.Concurrency at
+// once) and returns once Config.Quorum members (default all) have
+// answered, every member has answered or failed, or Config.Deadline has
+// passed with at least one candidate. Members still asking then are
+// cancelled and recorded as late. Members fail independently: the proposal
+// holds whatever came back. It is an error wrapping ErrNoCandidates, with
+// every member's reason, when nothing did, and ctx's error when ctx ended.
+func (p *Pool) Propose(ctx context.Context, req Request) (Proposal, error) {
+	n := len(p.members)
+	mctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	results := make(chan result, n)
+	var sem chan struct{}
+	if p.cfg.Concurrency > 0 {
+		sem = make(chan struct{}, p.cfg.Concurrency)
+	}
+	var g errgroup.Group // not WithContext: one member's failure must not cancel the others
 	for i, m := range p.members {
 		g.Go(func() error {
-			c, err := m.Ask(ctx, req)
-			if err != nil {
-				var me *MemberError
-				if !errors.As(err, &me) {
-					me = &MemberError{Member: m.Name(), Err: err}
+			if sem != nil {
+				select {
+				case sem <- struct{}{}:
+					defer func() { <-sem }()
+				case <-mctx.Done():
+					results <- result{i: i, err: mctx.Err()}
+					return nil
 				}
-				fails[i] = me
-				return nil
 			}
-			cands[i] = &c
+			c, err := m.Ask(mctx, req)
+			results <- result{i: i, c: c, err: err}
 			return nil
 		})
 	}
-	_ = g.Wait() // the goroutines never return an error
+	quorum := p.cfg.Quorum
+	if quorum <= 0 || quorum > n {
+		quorum = n
+	}
+	var deadline <-chan time.Time
+	if p.cfg.Deadline > 0 {
+		t := time.NewTimer(p.cfg.Deadline)
+		defer t.Stop()
+		deadline = t.C
+	}
+	cands := make([]*dialog.Candidate, n)
+	fails := make([]*MemberError, n)
+	take := func(r result) {
+		if r.err == nil {
+			cands[r.i] = &r.c
+			return
+		}
+		me, ok := errors.AsType[*MemberError](r.err)
+		if !ok {
+			me = &MemberError{Member: p.members[r.i].Name(), Err: r.err}
+		}
+		fails[r.i] = me
+	}
+	got, answered, late := 0, 0, ""
+wait:
+	for got < n {
+		select {
+		case r := <-results:
+			got++
+			take(r)
+			if r.err == nil {
+				answered++
+			}
+			if answered >= quorum && got < n {
+				late = fmt.Sprintf("not needed: %d of %d members answered first (quorum %d)", answered, n, quorum)
+				break wait
+			}
+			if deadline == nil && p.cfg.Deadline > 0 && answered > 0 && got < n {
+				late = fmt.Sprintf("no answer within the pool deadline of %v", p.cfg.Deadline)
+				break wait
+			}
+		case <-deadline:
+			deadline = nil
+			if answered > 0 {
+				late = fmt.Sprintf("no answer within the pool deadline of %v", p.cfg.Deadline)
+				break wait
+			}
+		case <-ctx.Done():
+			break wait
+		}
+	}
+	cancel()
+	_ = g.Wait() // the goroutines never return an error; cancelled members return at once
+	close(results)
+	for r := range results {
+		if r.err != nil && ctx.Err() == nil && late != "" {
+			// cut off by the quorum or deadline, not a failure of the member
+			r.err = &MemberError{Member: p.members[r.i].Name(), Late: true, Err: errors.New(late)}
+			p.members[r.i].record(func(s *Stats) { s.Late++ })
+		}
+		take(r)
+	}
 	var out Proposal
 	for i, m := range p.members {
 		if cands[i] != nil {
@@ -97,9 +183,13 @@ func (p *Pool) Propose(ctx context.Context, req Request) (Proposal, error) {
 		if fails[i] != nil {
 			out.Failures = append(out.Failures, fails[i])
 		}
-		if ctx.Err() == nil { // a cancelled request says nothing about the member
+		if ctx.Err() == nil && (fails[i] == nil || !fails[i].Late) { // cancelled or late says nothing about the member
 			p.track(m, fails[i])
 		}
+	}
+	if len(out.Candidates) > 0 && len(out.Candidates) < n {
+		p.log.Info("answering without every member", zap.Int("candidates", len(out.Candidates)), zap.Int("members", n),
+			zap.String("why", late))
 	}
 	if err := ctx.Err(); err != nil {
 		return out, fmt.Errorf("ask the pool: %w", err)
@@ -115,12 +205,12 @@ func (p *Pool) Propose(ctx context.Context, req Request) (Proposal, error) {
 }
 
 // Candidates is Propose for msgs (and the request's temperature, nil if it
-// named none) without the failures, which are logged and counted in Stats:
-// the candidates of the members that answered, or an error when none did.
-// It makes Pool a judge.Proposer.
-func (p *Pool) Candidates(ctx context.Context, msgs []dialog.Message, temperature *float32) ([]dialog.Candidate, error) {
+// named none): the candidates of the members that answered and the
+// members that gave none, or an error when none answered. It makes Pool
+// the responder's proposer.
+func (p *Pool) Candidates(ctx context.Context, msgs []dialog.Message, temperature *float32) ([]dialog.Candidate, []dialog.Missing, error) {
 	prop, err := p.Propose(ctx, Request{Messages: msgs, Temperature: temperature})
-	return prop.Candidates, err
+	return prop.Candidates, prop.Missing(), err
 }
 
 // track keeps a member's failing streak and reports a member that keeps

@@ -35,7 +35,7 @@ func member(name, url string) MemberConfig {
 
 func newTestMember(tb testing.TB, cfg MemberConfig, cache *Cache) *Member {
 	tb.Helper()
-	m, err := NewMember(cfg, fastRetry(), cache, zaptest.NewLogger(tb))
+	m, err := NewMember(cfg, Policy{Retry: fastRetry()}, cache, zaptest.NewLogger(tb))
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -283,7 +283,7 @@ func TestNoCandidatesGivesEveryReason(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = p.Candidates(t.Context(), ask("q").Messages, nil)
+	_, _, err = p.Candidates(t.Context(), ask("q").Messages, nil)
 	if !errors.Is(err, ErrNoCandidates) {
 		t.Fatalf("err = %v, want ErrNoCandidates", err)
 	}
@@ -309,7 +309,7 @@ func TestCacheHitsOnRerun(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c, err := p.Candidates(t.Context(), ask("q").Messages, nil)
+		c, _, err := p.Candidates(t.Context(), ask("q").Messages, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -332,7 +332,7 @@ func TestCacheHitsOnRerun(t *testing.T) {
 	}
 	// A different request is a miss.
 	p, _ := New(cfg, zaptest.NewLogger(t))
-	if _, err := p.Candidates(t.Context(), ask("another").Messages, nil); err != nil || len(s.Requests()) != 4 {
+	if _, _, err := p.Candidates(t.Context(), ask("another").Messages, nil); err != nil || len(s.Requests()) != 4 {
 		t.Errorf("a new request was not asked: %v, %d calls", err, len(s.Requests()))
 	}
 }
@@ -388,7 +388,7 @@ func TestTemperatureAndKeyNeverLeak(t *testing.T) {
 		t.Fatal(err)
 	}
 	cache, _ := OpenCache(dir)
-	m, err := NewMember(cfg, fastRetry(), cache, zap.New(core))
+	m, err := NewMember(cfg, Policy{Retry: fastRetry()}, cache, zap.New(core))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -447,5 +447,24 @@ func TestConfigValidate(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("validate: %v lacks %q", err, want)
 		}
+	}
+}
+
+func TestFaultKnobsValidate(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Members = []MemberConfig{member("a", "http://127.0.0.1:1/v1"), member("b", "http://127.0.0.1:2/v1")}
+	if err := cfg.Validate(); err != nil {
+		t.Fatalf("defaults: %v", err)
+	}
+	cfg.Quorum, cfg.Deadline, cfg.Breaker = 3, -time.Second, BreakerConfig{Failures: -1}
+	err := cfg.Validate()
+	for _, want := range []string{"quorum is 3, need 0 (all) to 2", "deadline is -1s", "breaker.failures is -1"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("validate: %v lacks %q", err, want)
+		}
+	}
+	cfg.Quorum, cfg.Deadline, cfg.Breaker = 2, time.Second, BreakerConfig{Failures: 3}
+	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "breaker.cooldown is 0s") {
+		t.Errorf("breaker without cool-down: %v", err)
 	}
 }

@@ -138,10 +138,19 @@ func (c headerCatcher) Do(req *http.Request) (*http.Response, error) {
 type MemberError struct {
 	Member   string
 	Attempts int
-	Err      error
+	// Late marks a member the pool stopped waiting for (quorum or
+	// deadline) rather than one that failed.
+	Late bool
+	Err  error
 }
 
 func (e *MemberError) Error() string {
+	switch {
+	case e.Late:
+		return fmt.Sprintf("member %s was late: %v", e.Member, e.Err)
+	case errors.Is(e.Err, ErrCircuitOpen):
+		return fmt.Sprintf("member %s skipped: %v", e.Member, e.Err)
+	}
 	return fmt.Sprintf("member %s failed after %d attempt(s): %v", e.Member, e.Attempts, e.Err)
 }
 

@@ -52,9 +52,11 @@ func (a *app) analyze(cmd *cobra.Command) error {
 		cfg.Mapping = m
 	}
 	cfg.Name, cfg.Seed = a.v.GetString("name"), a.v.GetInt64("seed")
-	m := a.stageModel()
-	cfg.Classify.Model = analyst.ModelConfig{BaseURL: m.BaseURL, Model: m.Model, APIKeyEnv: m.APIKeyEnv,
-		Timeout: m.Timeout, MaxRetries: m.MaxRetries, RetryBackoff: m.RetryBackoff}
+	m, err := a.stageModel("classifier")
+	if err != nil {
+		return err
+	}
+	cfg.Classify.Model = m
 	cfg.Classify.BatchSize, cfg.Classify.Concurrency = a.v.GetInt("batch"), a.v.GetInt("jobs")
 	cfg.Classify.CachePath = a.v.GetString("cache")
 	var bar *progress // made at the first report: only model classification takes long

@@ -57,7 +57,10 @@ func (a *app) configs(cmd *cobra.Command, args []string) error {
 		cfg.Seed = a.v.GetInt64("seed")
 	}
 	cfg.MaxFileBytes, cfg.ContextLines = a.v.GetInt64("max-file-bytes"), a.v.GetInt("context-lines")
-	cfg.Model, cfg.Concurrency, cfg.CachePath = a.stageModel(), a.v.GetInt("jobs"), a.v.GetString("cache")
+	if cfg.Model, err = a.stageModel("queries"); err != nil {
+		return err
+	}
+	cfg.Concurrency, cfg.CachePath = a.v.GetInt("jobs"), a.v.GetString("cache")
 	start := time.Now()
 	bars := map[string]*progress{}
 	var mu sync.Mutex // files are parsed in parallel
@@ -107,10 +110,9 @@ func addStageModelFlags(cmd *cobra.Command, what string) {
 	f.Duration("model-timeout", 60*time.Second, "longest wait for one model request")
 }
 
-// stageModel reads the flags addStageModelFlags added.
-func (a *app) stageModel() configgen.ModelConfig {
-	m := configgen.DefaultModelConfig()
-	m.BaseURL, m.Model, m.APIKeyEnv = a.v.GetString("model-base-url"), a.v.GetString("model"), a.v.GetString("api-key-env")
-	m.Timeout = a.v.GetDuration("model-timeout")
-	return m
+// stageModel is the model the flags addStageModelFlags added name, nil
+// for none.
+func (a *app) stageModel(name string) (configgen.Model, error) {
+	return stageModel(name, a.v.GetString("model-base-url"), a.v.GetString("model"), a.v.GetString("api-key-env"),
+		a.v.GetDuration("model-timeout"), a.log)
 }

@@ -48,11 +48,11 @@ func addQueryModelFlags(cmd *cobra.Command) {
 	f.String("query-api-key-env", "", "environment variable holding that model's API key (empty: no key)")
 }
 
-// queryModel reads the flags addQueryModelFlags added.
-func (a *app) queryModel() configgen.ModelConfig {
-	m := configgen.DefaultModelConfig()
-	m.BaseURL, m.Model, m.APIKeyEnv = a.v.GetString("query-model-base-url"), a.v.GetString("query-model"), a.v.GetString("query-api-key-env")
-	return m
+// queryModel is the model the flags addQueryModelFlags added name, nil
+// for none.
+func (a *app) queryModel() (configgen.Model, error) {
+	return stageModel("queries", a.v.GetString("query-model-base-url"), a.v.GetString("query-model"),
+		a.v.GetString("query-api-key-env"), 0, a.log)
 }
 
 // addDriveFlags adds the flags of the drive stage.
@@ -89,7 +89,11 @@ func (a *app) drive(ctx context.Context) error {
 		return err
 	}
 	defer report(a.stderr)
-	followUps := configgen.NewFollowUpWriter(a.queryModel())
+	qm, err := a.queryModel()
+	if err != nil {
+		return err
+	}
+	followUps := configgen.NewFollowUpWriter(qm)
 	var bar *progress // made at the first report, which knows how many configs are left
 	dc.Run.Progress = func(p driver.Progress) {
 		if bar == nil {

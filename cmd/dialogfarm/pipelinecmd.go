@@ -185,7 +185,10 @@ func (a *app) runEnv(out string) (pipeline.RunEnv, func(), error) {
 		return env, nil, err
 	}
 	env.Drive = dc
-	model := a.queryModel()
+	model, err := a.queryModel()
+	if err != nil {
+		return env, nil, err
+	}
 	env.QueryModel = model
 	responder, report, err := a.responder(out, dc.Run.Assignments)
 	if err != nil {

@@ -32,6 +32,7 @@ import (
 
 	"dialogfarm/judge"
 	"dialogfarm/pool"
+	"dialogfarm/respond"
 )
 
 // poolSettings is the configuration of the candidate pool and the judge.
@@ -403,7 +404,7 @@ func envName(path string) string {
 // poolResponder is the pool-and-judge responder with what the run's end
 // report needs.
 type poolResponder struct {
-	*judge.Responder
+	*respond.Responder
 	pool       *pool.Pool
 	judgeModel *pool.Member
 }
@@ -428,7 +429,7 @@ func newPoolResponder(cfg poolSettings, runDir string, log *zap.Logger) (*poolRe
 	if err != nil {
 		return nil, err
 	}
-	return &poolResponder{Responder: judge.NewResponder(p, j, log.Named("responder")), pool: p, judgeModel: jm}, nil
+	return &poolResponder{Responder: respond.New(p, j, log.Named("responder")), pool: p, judgeModel: jm}, nil
 }
 
 // newJudge builds the judge and its model (nil in rules-only mode).
@@ -438,7 +439,7 @@ func newJudge(cfg poolSettings, cache *pool.Cache, log *zap.Logger) (*judge.Judg
 		j, err := judge.New(cfg.Judge, nil, log.Named("judge"))
 		return j, nil, err
 	}
-	m, err := pool.NewMember(*cfg.JudgeModel, cfg.Pool.Retry, cache, log.Named("judge"))
+	m, err := pool.NewMember(*cfg.JudgeModel, cfg.Pool.Policy(), cache, log.Named("judge"))
 	if err != nil {
 		return nil, nil, fmt.Errorf("judge endpoint: %w", err)
 	}

@@ -15,6 +15,7 @@ import (
 	"dialogfarm/capture"
 	"dialogfarm/internal/llmtest"
 	"dialogfarm/judge"
+	"dialogfarm/pool"
 )
 
 // poolTestApp is an app whose --set flag values are sets.
@@ -59,6 +60,12 @@ func TestLoadExampleConfig(t *testing.T) {
 	if s.Pool.Retry.MaxAttempts != 4 || s.Pool.Retry.MaxRetryAfter != 2*time.Minute || s.Pool.CacheDir != "cache" {
 		t.Errorf("pool %+v", s.Pool)
 	}
+	if s.Pool.Quorum != 0 || s.Pool.Deadline != 0 || s.Pool.Breaker != (pool.BreakerConfig{Failures: 5, Cooldown: time.Minute}) {
+		t.Errorf("pool fault knobs %+v", s.Pool)
+	}
+	if err := s.Pool.Validate(); err != nil {
+		t.Errorf("the example's pool does not validate: %v", err)
+	}
 	jm := s.JudgeModel
 	if jm == nil || jm.Model != "gpt-4o" || jm.Name != "judge" || *jm.Temperature != 0 || jm.Stream || jm.APIKey != "sk-example-key" {
 		t.Fatalf("judge endpoint %+v", jm)
@@ -89,7 +96,10 @@ judge:
 	t.Setenv("DIALOGFARM_JUDGE_RULES_TOO_LONG_WEIGHT", "0.5")
 	t.Setenv("DIALOGFARM_JUDGE_ENDPOINT_MODEL", "judge-x")
 	t.Setenv("DIALOGFARM_JUDGE_ENDPOINT_BASE_URL", "http://127.0.0.1:3/v1")
-	a := poolTestApp(t, "pool.retry.max_attempts=3", "pool.members.coder-a.model=a2", "judge.rules.code_language_mismatch.disabled=true")
+	t.Setenv("DIALOGFARM_POOL_DEADLINE", "20s")
+	t.Setenv("DIALOGFARM_POOL_BREAKER_COOLDOWN", "30s")
+	a := poolTestApp(t, "pool.retry.max_attempts=3", "pool.members.coder-a.model=a2", "judge.rules.code_language_mismatch.disabled=true",
+		"pool.quorum=1", "pool.breaker.failures=2")
 	s, err := a.loadPoolSettings(path)
 	if err != nil {
 		t.Fatal(err)
@@ -104,6 +114,9 @@ judge:
 	if s.Judge.Params.MaxChars["explain"] != 100 || s.Judge.Params.MinChars != 5 || *s.Judge.Rules["too_long"].Weight != 0.5 ||
 		!s.Judge.Rules["code_language_mismatch"].Disabled {
 		t.Errorf("judge after overrides: %+v", s.Judge)
+	}
+	if s.Pool.Quorum != 1 || s.Pool.Deadline != 20*time.Second || s.Pool.Breaker != (pool.BreakerConfig{Failures: 2, Cooldown: 30 * time.Second}) {
+		t.Errorf("fault knobs after overrides: quorum %d deadline %v breaker %+v", s.Pool.Quorum, s.Pool.Deadline, s.Pool.Breaker)
 	}
 	if s.JudgeModel == nil || s.JudgeModel.Model != "judge-x" || s.JudgeModel.MaxTokens != 300 {
 		t.Errorf("judge endpoint from env: %+v", s.JudgeModel)
@@ -121,6 +134,8 @@ func TestPoolConfigErrors(t *testing.T) {
 		{"unknown member", "pool: {members: [{name: a}]}", []string{"pool.members.b.model=x"}, `no pool member "b"`},
 		{"bad set", "pool: {}", []string{"model"}, "want path=value"},
 		{"outside sections", "pool: {}", []string{"drive.x=1"}, "want pool."},
+		{"bad deadline", "pool: {deadline: soon}", nil, "deadline"},
+		{"breaker typo", "pool: {breaker: {failure: 3}}", nil, "failure"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/spf13/cobra"
 	"go.uber.org/zap"
@@ -10,6 +11,8 @@ import (
 	"dialogfarm/capture"
 	"dialogfarm/driver"
 	"dialogfarm/judge"
+	"dialogfarm/pool"
+	"dialogfarm/respond"
 )
 
 // addResponderFlags adds the flags that choose who answers the plugin.
@@ -52,21 +55,19 @@ func (a *app) responder(out string, asg *driver.Assignments) (r capture.Responde
 		r, err := a.rulesOnly(capture.Offline{}, "offline", asg)
 		return r, noop, err
 	case "openai":
-		cfg := capture.DefaultOpenAIConfig()
-		if u := a.v.GetString("model-base-url"); u != "" {
-			cfg.BaseURL = u
+		// One upstream model: a pool of one through the same gateway as
+		// the pool's members, judged by the rules.
+		cfg := onePool(a.v.GetString("model-base-url"), a.v.GetString("model"), a.v.GetString("api-key-env"), out)
+		if err := cfg.ResolveKeys(os.LookupEnv); err != nil {
+			return nil, noop, err
 		}
-		if m := a.v.GetString("model"); m != "" {
-			cfg.Model = m
-		}
-		cfg.APIKeyEnv = a.v.GetString("api-key-env")
-		a.log.Info("answers come from an upstream model", zap.String("base_url", cfg.BaseURL), zap.String("model", cfg.Model))
-		up, err := capture.NewOpenAI(cfg, a.log)
+		a.log.Info("answers come from an upstream model", zap.String("model", cfg.Members[0].Model))
+		p, err := pool.New(cfg, a.log.Named("pool"))
 		if err != nil {
 			return nil, noop, err
 		}
-		r, err := a.rulesOnly(up, "openai", asg)
-		return r, noop, err
+		r, err := a.rulesOnly(p, "openai", asg)
+		return r, func(w io.Writer) { writeStats(w, p.Stats()) }, err
 	default:
 		return nil, noop, fmt.Errorf("--responder must be pool, openai or offline, got %q", name)
 	}
@@ -75,12 +76,12 @@ func (a *app) responder(out string, asg *driver.Assignments) (r capture.Responde
 // rulesOnly makes one answerer the sole candidate of a judge in rules-only
 // mode, so its records carry verdicts like a pool's (and can be re-judged
 // with a judge model later by `dialogfarm judge`).
-func (a *app) rulesOnly(p judge.Proposer, name string, asg *driver.Assignments) (capture.Responder, error) {
+func (a *app) rulesOnly(p respond.Proposer, name string, asg *driver.Assignments) (capture.Responder, error) {
 	j, err := judge.New(judge.DefaultConfig(), nil, a.log.Named("judge"))
 	if err != nil {
 		return nil, err
 	}
-	r := judge.NewResponder(p, j, a.log.Named("responder"))
+	r := respond.New(p, j, a.log.Named("responder"))
 	r.Name, r.Lookup = name, asg.Lookup
 	return r, nil
 }

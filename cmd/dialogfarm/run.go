@@ -90,7 +90,10 @@ func (a *app) run(ctx context.Context) error {
 	if a.v.IsSet("seed") {
 		cfg.Plan.Seed = a.v.GetInt64("seed")
 	}
-	model := a.queryModel()
+	model, err := a.queryModel()
+	if err != nil {
+		return err
+	}
 	cfg.Configs = configgen.DefaultConfig()
 	cfg.Configs.Repos, cfg.Configs.Seed, cfg.Configs.Model = repos, cfg.Plan.Seed, model
 	cfg.Configs.CachePath = filepath.Join(out, "queries.cache.jsonl")

@@ -16,6 +16,9 @@ import (
 	"dialogfarm/dialog"
 	"dialogfarm/driver"
 	"dialogfarm/internal/llmtest"
+	"dialogfarm/judge"
+	"dialogfarm/pool"
+	"dialogfarm/respond"
 )
 
 // bench holds what every phase shares.
@@ -41,7 +44,7 @@ type rig struct {
 }
 
 func (b *bench) startRig(ctx context.Context, out string, sessions int, model *llmtest.Server) (*rig, error) {
-	resp, err := capture.NewOpenAI(capture.OpenAIConfig{BaseURL: model.URL, Model: "bench-model", Timeout: time.Minute}, b.log)
+	resp, err := oneModel(model.URL, "bench-model", b.log)
 	if err != nil {
 		return nil, fmt.Errorf("responder for the fake model: %w", err)
 	}
@@ -264,4 +267,24 @@ func findRow(rows []row, name string) row {
 		}
 	}
 	return row{Name: name}
+}
+
+// oneModel answers through the model gateway with one model (a pool of
+// one, judged by the rules), as `dialogfarm --responder openai` does.
+func oneModel(url, model string, log *zap.Logger) (*respond.Responder, error) {
+	cfg := pool.DefaultConfig()
+	m := pool.DefaultMemberConfig()
+	m.Name, m.BaseURL, m.Model, m.Timeout = "openai", url, model, time.Minute
+	cfg.Members, cfg.CacheDir = []pool.MemberConfig{m}, ""
+	p, err := pool.New(cfg, log)
+	if err != nil {
+		return nil, err
+	}
+	j, err := judge.New(judge.DefaultConfig(), nil, log)
+	if err != nil {
+		return nil, err
+	}
+	r := respond.New(p, j, log)
+	r.Name = "openai"
+	return r, nil
 }

@@ -182,3 +182,20 @@ func (s *Server) record(r *http.Request, body []byte, in dialog.ChatRequest) Req
 	s.reqs = append(s.reqs, req)
 	return req
 }
+
+// EchoKey answers every request with an error that echoes the request's
+// Authorization header, as careless upstreams do, cycling through 500 (a
+// plain-text body, which clients cannot parse as JSON), 429 (an
+// OpenAI-shaped JSON error, with Retry-After: 0) and 401 (the same), so a
+// client retrying transient errors sees all three. It is how tests show
+// that a key never leaks from an upstream's error text.
+func EchoKey(r Request) Reply {
+	auth := r.Header.Get("Authorization")
+	switch r.Seq % 3 {
+	case 1:
+		return Reply{Status: http.StatusInternalServerError, Raw: "internal error while serving " + auth + "\n"}
+	case 2:
+		return Reply{Status: http.StatusTooManyRequests, RetryAfter: "0", Text: "rate limit for key " + auth + " reached"}
+	}
+	return Reply{Status: http.StatusUnauthorized, Text: "Incorrect API key provided: " + auth}
+}

@@ -1,4 +1,4 @@
-package judge
+package respond
 
 import (
 	"context"
@@ -14,8 +14,21 @@ import (
 	"dialogfarm/capture"
 	"dialogfarm/dialog"
 	"dialogfarm/internal/llmtest"
+	"dialogfarm/judge"
 	"dialogfarm/pool"
 )
+
+const goCode = `func WordCount(s string) map[string]int {
+	counts := map[string]int{}
+	for _, w := range strings.Fields(s) {
+		counts[strings.ToLower(w)]++
+	}
+	return counts
+}`
+
+func fastRetry() pool.RetryConfig {
+	return pool.RetryConfig{MaxAttempts: 2, BaseDelay: time.Millisecond, MaxDelay: time.Millisecond, MaxRetryAfter: time.Second}
+}
 
 // threeModelPool is a pool of three members on one fake server; each
 // model answers differently.
@@ -29,7 +42,7 @@ func threeModelPool(tb testing.TB, answers map[string]string) (*pool.Pool, *llmt
 	})
 	cfg := pool.DefaultConfig()
 	cfg.CacheDir = ""
-	cfg.Retry = pool.RetryConfig{MaxAttempts: 2, BaseDelay: time.Millisecond, MaxDelay: time.Millisecond, MaxRetryAfter: time.Second}
+	cfg.Retry = fastRetry()
 	for _, name := range []string{"coder-a", "coder-b", "coder-c"} {
 		m := pool.DefaultMemberConfig()
 		m.Name, m.BaseURL, m.Model, m.Timeout = name, s.URL, name, 5*time.Second
@@ -42,22 +55,44 @@ func threeModelPool(tb testing.TB, answers map[string]string) (*pool.Pool, *llmt
 	return p, s
 }
 
-// scoringJudge gives 5 to answers mentioning "lower-case", 3 otherwise.
-func scoringJudge(tb testing.TB) *Judge {
+// judgeOn is a judge whose model is the fake server s.
+func judgeOn(tb testing.TB, s *llmtest.Server) *judge.Judge {
 	tb.Helper()
-	s := llmtest.New(tb, func(r llmtest.Request) llmtest.Reply {
-		if strings.Contains(answerIn(r), "lower-case") {
+	cfg := pool.DefaultMemberConfig()
+	cfg.Name, cfg.BaseURL, cfg.Model, cfg.Timeout, cfg.Stream = "judge", s.URL, "judge-model", 5*time.Second, false
+	m, err := pool.NewMember(cfg, pool.Policy{Retry: fastRetry()}, nil, zaptest.NewLogger(tb))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return newJudge(tb, m)
+}
+
+func newJudge(tb testing.TB, llm judge.Completer) *judge.Judge {
+	tb.Helper()
+	j, err := judge.New(judge.DefaultConfig(), llm, zaptest.NewLogger(tb))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return j
+}
+
+// scoringJudge gives 5 to answers mentioning "lower-case", 3 otherwise.
+func scoringJudge(tb testing.TB) *judge.Judge {
+	tb.Helper()
+	return judgeOn(tb, llmtest.New(tb, func(r llmtest.Request) llmtest.Reply {
+		if strings.Contains(r.LastUser(), "lower-case") {
 			return llmtest.Reply{Text: `{"score": 5, "reason": "mentions case folding"}`}
 		}
 		return llmtest.Reply{Text: `{"score": 3, "reason": "misses case folding"}`}
-	})
-	return newJudge(tb, judgeModel(tb, s))
+	}))
 }
 
-// The pool and its members satisfy the judge's consumer-owned interfaces.
+// The pool, its members and the judge satisfy the consumer-owned interfaces.
 var (
-	_ Proposer  = (*pool.Pool)(nil)
-	_ Completer = (*pool.Member)(nil)
+	_ Proposer        = (*pool.Pool)(nil)
+	_ Proposer        = capture.Offline{}
+	_ Judge           = (*judge.Judge)(nil)
+	_ judge.Completer = (*pool.Member)(nil)
 )
 
 func TestResponderThroughCaptureEndpoint(t *testing.T) {
@@ -67,7 +102,7 @@ func TestResponderThroughCaptureEndpoint(t *testing.T) {
 		"coder-b": best,
 		"coder-c": "Counts words in s, returning how many times each one appears.",
 	})
-	r := NewResponder(p, scoringJudge(t), zaptest.NewLogger(t))
+	r := New(p, scoringJudge(t), zaptest.NewLogger(t))
 	srv, err := capture.Listen(t.Context(), capture.DefaultConfig(), r, nil, zaptest.NewLogger(t))
 	if err != nil {
 		t.Fatal(err)
@@ -108,7 +143,7 @@ func TestResponderThroughCaptureEndpoint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ex.Responder != ResponderName || ex.Model != "coder-b" || ex.Answer != best || len(ex.Candidates) != 3 || len(ex.Verdicts) != 3 {
+	if ex.Responder != Name || ex.Model != "coder-b" || ex.Answer != best || len(ex.Candidates) != 3 || len(ex.Verdicts) != 3 {
 		t.Fatalf("recorded exchange: responder %q model %q answer %q, %d candidates, %d verdicts",
 			ex.Responder, ex.Model, ex.Answer, len(ex.Candidates), len(ex.Verdicts))
 	}
@@ -126,7 +161,7 @@ func TestResponderWithFailingMemberAndLookup(t *testing.T) {
 		"coder-a": "这个函数先把每个单词转成小写 (lower-case)，再统计出现次数。",
 		"coder-c": "It lower-cases every word and counts them.",
 	})
-	r := NewResponder(p, scoringJudge(t), zaptest.NewLogger(t))
+	r := New(p, scoringJudge(t), zaptest.NewLogger(t))
 	r.Lookup = func(session string) (dialog.ChatConfig, bool) {
 		return dialog.ChatConfig{Intent: "explain", Language: "go", Locale: "zh"}, session == "s1"
 	}
@@ -139,16 +174,16 @@ func TestResponderWithFailingMemberAndLookup(t *testing.T) {
 	if len(ans.Candidates) != 2 || ans.Model != "coder-a" {
 		t.Fatalf("answer from %q with %d candidates (coder-b is down)", ans.Model, len(ans.Candidates))
 	}
-	if d := ans.Verdicts[1].Deductions; len(d) != 1 || d[0].Rule != RuleLocaleMismatch {
+	if d := ans.Verdicts[1].Deductions; len(d) != 1 || d[0].Rule != judge.RuleLocaleMismatch {
 		t.Errorf("the English answer to a Chinese query: deductions %+v", d)
 	}
 }
 
 func TestResponderNoCandidates(t *testing.T) {
 	p, _ := threeModelPool(t, nil)
-	r := NewResponder(p, newJudge(t, nil), zaptest.NewLogger(t))
+	r := New(p, newJudge(t, nil), zaptest.NewLogger(t))
 	ans, err := r.Respond(t.Context(), capture.Request{Session: "s", Seq: 2, Messages: []capture.Message{{Role: "user", Content: "hi"}}})
-	if !errors.Is(err, pool.ErrNoCandidates) || ans.Responder != ResponderName {
+	if !errors.Is(err, pool.ErrNoCandidates) || ans.Responder != Name {
 		t.Fatalf("err = %v, responder %q", err, ans.Responder)
 	}
 	for _, m := range []string{"coder-a", "coder-b", "coder-c", "is down"} {

@@ -1,0 +1,68 @@
+package main
+
+// Every model the CLI reaches goes through one gateway, pool.Member: the
+// pool's members and the judge (poolconfig.go), the single model of
+// --responder openai (a pool of one), and the stage models below (the
+// analyst's classifier, configs' query writer, the follow-up writer). So
+// they share one retry policy (backoff, Retry-After), the rpm limit, the
+// circuit breaker, usage and cost accounting, and key redaction.
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"go.uber.org/zap"
+
+	"dialogfarm/configgen"
+	"dialogfarm/pool"
+)
+
+// defaultModelURL is the base URL of a model named without one.
+const defaultModelURL = "https://api.openai.com/v1"
+
+// stageModel is a stage's chat model through the gateway: deterministic
+// (temperature 0), one JSON answer per call, the default retry policy and
+// breaker. It is nil (no model: templates or keywords) when model is "".
+// The key is read now from the variable keyEnv names; an unset or empty
+// variable is an error naming it.
+func stageModel(name, baseURL, model, keyEnv string, timeout time.Duration, log *zap.Logger) (configgen.Model, error) {
+	if model == "" {
+		return nil, nil
+	}
+	cfg := pool.DefaultMemberConfig()
+	zero := float32(0)
+	cfg.Name, cfg.BaseURL, cfg.Model, cfg.APIKeyEnv = name, baseURL, model, keyEnv
+	cfg.Temperature, cfg.Stream = &zero, false
+	if cfg.BaseURL == "" {
+		cfg.BaseURL = defaultModelURL
+	}
+	if timeout > 0 {
+		cfg.Timeout = timeout
+	}
+	if err := cfg.ResolveKey(os.LookupEnv); err != nil {
+		return nil, err
+	}
+	m, err := pool.NewMember(cfg, pool.DefaultPolicy(), nil, log.Named(name))
+	if err != nil {
+		return nil, fmt.Errorf("%s model: %w", name, err)
+	}
+	return m, nil
+}
+
+// onePool is the pool of one member that --responder openai answers from.
+func onePool(baseURL, model, keyEnv, runDir string) pool.Config {
+	m := pool.DefaultMemberConfig()
+	m.Name, m.BaseURL, m.Model, m.APIKeyEnv = "openai", baseURL, model, keyEnv
+	if m.BaseURL == "" {
+		m.BaseURL = defaultModelURL
+	}
+	if m.Model == "" {
+		m.Model = "gpt-4o-mini"
+	}
+	cfg := pool.DefaultConfig()
+	cfg.Members = []pool.MemberConfig{m}
+	cfg.CacheDir = filepath.Join(runDir, cfg.CacheDir)
+	return cfg
+}
