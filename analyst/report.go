@@ -77,6 +77,44 @@ type Report struct {
 	Dimensions []DimReport  `json:"dimensions"`
 	CellDims   []string     `json:"cell_dims"`
 	Cells      []CellReport `json:"cells"`
+	// Scores counts final judge scores, rounded to whole points (0: no
+	// usable verdict): Shown of the answer the plugin showed per turn,
+	// Candidates of every judged candidate.
+	Scores ScoreCounts `json:"scores"`
+}
+
+// ScoreCounts are score histograms; index i counts score i (0..5).
+type ScoreCounts struct {
+	Shown      [6]int `json:"shown"`
+	Candidates [6]int `json:"candidates"`
+}
+
+// scoreBucket rounds a final score to a whole point in 0..5.
+func scoreBucket(s float64) int {
+	return min(max(int(math.Round(s)), 0), 5)
+}
+
+// countScores adds a turn's verdicts to the histograms: every candidate's
+// best-ranked verdict, and the shown answer's (0 when none judged it).
+func (sc *ScoreCounts) countScores(t dialog.Turn) {
+	best := map[int]dialog.Verdict{}
+	for _, v := range t.Verdicts {
+		if b, ok := best[v.Candidate]; !ok || v.Rank < b.Rank {
+			best[v.Candidate] = v
+		}
+	}
+	shown := -1.0
+	for i, c := range t.Candidates {
+		v, ok := best[i]
+		if !ok {
+			continue
+		}
+		sc.Candidates[scoreBucket(v.Score)]++
+		if c.Text == t.Answer && v.Score > shown {
+			shown = v.Score
+		}
+	}
+	sc.Shown[scoreBucket(shown)]++
 }
 
 // BuildReport compares the profile's targets with the produced configs and
@@ -114,6 +152,7 @@ func BuildReport(p *profiles.Profile, configs []dialog.ChatConfig, dialogues []d
 		cr.Dialogues++
 		for _, t := range d.Turns {
 			cr.Turns++
+			r.Scores.countScores(t)
 			for _, cand := range t.Candidates {
 				cr.CostUSD += cand.CostUSD
 			}

@@ -27,8 +27,10 @@ func turn(score float64, cost float64) dialog.Turn {
 	}}
 }
 
-func TestBuildReport(t *testing.T) {
-	p := loadProfile(t, "testdata/linked.yaml")
+// sampleReport is the report of a small run: five dialogues, seven turns.
+func sampleReport(tb testing.TB) *Report {
+	tb.Helper()
+	p := loadProfile(tb, "testdata/linked.yaml")
 	configs := []dialog.ChatConfig{cfgFor("a", "explain", "go"), cfgFor("b", "explain", "go"), cfgFor("c", "fix", "python"), cfgFor("d", "fix", "python")}
 	offline := turn(5, 0)
 	offline.Offline = true
@@ -44,7 +46,12 @@ func TestBuildReport(t *testing.T) {
 	// The fixture's turns carry no captured request, so the export's rule
 	// (sft.KeptTurns) would keep none; the report only sums what it is told.
 	cfg.KeptTurns = leadingFives
-	r := BuildReport(p, configs, dialogues, cfg)
+	return BuildReport(p, configs, dialogues, cfg)
+}
+
+func TestBuildReport(t *testing.T) {
+	p := loadProfile(t, "testdata/linked.yaml")
+	r := sampleReport(t)
 	if r.Turns != 7 || r.KeptTurns != 2 || math.Abs(r.KeepRate-2.0/7) > 1e-12 {
 		t.Errorf("turns %d kept %d rate %v", r.Turns, r.KeptTurns, r.KeepRate)
 	}

@@ -13,6 +13,7 @@
 package pipeline
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -20,6 +21,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"go.uber.org/zap"
@@ -186,7 +188,25 @@ func writeReport(cfg Config, configsPath, dialoguesPath, path string) (*analyst.
 	if err != nil {
 		return nil, fmt.Errorf("encode report: %w", err)
 	}
-	return r, profiles.WriteFileAtomic(path, append(data, '\n'))
+	if err := profiles.WriteFileAtomic(path, append(data, '\n')); err != nil {
+		return nil, err
+	}
+	return r, WriteReportHTML(r, ReportHTMLPath(path))
+}
+
+// ReportHTMLPath is where the HTML report goes next to a JSON report:
+// "report.json" → "report.html".
+func ReportHTMLPath(jsonPath string) string {
+	return strings.TrimSuffix(jsonPath, filepath.Ext(jsonPath)) + ".html"
+}
+
+// WriteReportHTML writes r as a self-contained HTML page to path.
+func WriteReportHTML(r *analyst.Report, path string) error {
+	var b bytes.Buffer
+	if err := r.WriteHTML(&b); err != nil {
+		return err
+	}
+	return profiles.WriteFileAtomic(path, b.Bytes())
 }
 
 // writeDataset builds the run's dataset folder, its card naming what the

@@ -10,6 +10,7 @@ import (
 
 	"dialogfarm/analyst"
 	"dialogfarm/dialog"
+	"dialogfarm/pipeline"
 	"dialogfarm/profiles"
 	"dialogfarm/sft"
 )
@@ -21,8 +22,11 @@ func reportCmd(a *app) *cobra.Command {
 		Long: `report prints, per dimension, the profile's target distribution, the
 produced configs' distribution and the kept (5-point) dialogues' distribution,
 with the Jensen–Shannon divergence (bits) of each against the target, and the
-keep rate and cost per kept turn per cell; it also writes the report as JSON.
-Without a dialogues file only target and produced are compared.`,
+keep rate and cost per kept turn per cell and a histogram of judge scores; it
+also writes the report as JSON and, next to it, as a self-contained HTML page
+with plots (report.html). --format markdown prints Markdown tables instead of
+the terminal table, for a pull request or a model card. Without a dialogues
+file only target and produced are compared.`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error { return a.report() },
 	}
@@ -31,7 +35,8 @@ Without a dialogues file only target and produced are compared.`,
 	f.String("run", "", "run folder holding configs.jsonl and dialogues.jsonl")
 	f.String("configs", "", "chat configs JSONL (default RUN/configs.jsonl)")
 	f.String("dialogues", "", "dialogue records JSONL (default RUN/dialogues.jsonl; optional)")
-	f.String("json", "", "report JSON to write (default RUN/report.json; - for stdout only)")
+	f.String("json", "", "report JSON to write (default RUN/report.json; - for stdout only); the HTML report goes next to it (NAME.html)")
+	f.String("format", "table", "what to print: table (terminal) or markdown")
 	f.StringSlice("cells", analyst.DefaultReportConfig().CellDims, "dimensions forming the keep-rate and cost cells")
 	f.Float64("min-score", sft.DefaultOptions().MinScore, "lowest score a kept turn may have")
 	f.Bool("allow-offline", false, "count turns of the offline stand-in as kept, as export --allow-offline does")
@@ -71,6 +76,10 @@ func (a *app) report() error {
 			return fmt.Errorf("report: --cells: unknown dimension %q", d)
 		}
 	}
+	format := a.v.GetString("format")
+	if format != "table" && format != "markdown" {
+		return fmt.Errorf("report: --format %q: want table or markdown", format)
+	}
 	r := analyst.BuildReport(p, configs, dialogues, cfg)
 	data, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
@@ -80,12 +89,23 @@ func (a *app) report() error {
 		_, err := fmt.Fprintln(a.stdout, string(data))
 		return err
 	}
-	if err := r.WriteTable(a.stdout); err != nil {
+	if format == "markdown" {
+		err = r.WriteMarkdown(a.stdout)
+	} else {
+		err = r.WriteTable(a.stdout)
+	}
+	if err != nil {
 		return err
 	}
 	if err := profiles.WriteFileAtomic(jsonPath, append(data, '\n')); err != nil {
 		return err
 	}
-	fmt.Fprintf(a.stdout, "\nJSON: %s\n", jsonPath)
+	htmlPath := pipeline.ReportHTMLPath(jsonPath)
+	if err := pipeline.WriteReportHTML(r, htmlPath); err != nil {
+		return err
+	}
+	if format == "table" {
+		fmt.Fprintf(a.stdout, "\nJSON: %s\nHTML: %s\n", jsonPath, htmlPath)
+	}
 	return nil
 }

@@ -41,4 +41,12 @@ func TestReportOnRecordedRun(t *testing.T) {
 	if r.Dialogues != 11 || r.KeptTurns == 0 || len(r.Dimensions) != 10 || len(r.Cells) == 0 {
 		t.Errorf("report %+v", r)
 	}
+	page, err := os.ReadFile(filepath.Join(run, "report.html"))
+	if err != nil || !strings.Contains(string(page), "<svg") || !strings.Contains(out, "HTML: "+filepath.Join(run, "report.html")) {
+		t.Errorf("report.html: %v\n%s", err, out)
+	}
+	md := runFront(t, "report", "--profile", "default", "--run", run, "--format", "markdown")
+	if !strings.HasPrefix(md, "## Fidelity report: profile default") || !strings.Contains(md, "| intent |") || strings.Contains(md, "JSON:") {
+		t.Errorf("markdown report:\n%s", md)
+	}
 }
