@@ -103,8 +103,8 @@ func (c ChatConfig) Validate() error {
 		if c.Trigger == TriggerPanel {
 			return bad("trigger", "a command instruction runs a plugin command: use palette, keybinding or context_menu, not panel")
 		}
-		if _, ok := CommandTitles[c.Turns[0].Query]; !ok {
-			return bad("turns[0].query", "a command instruction names one of %s, got %q", strings.Join(commandNames(), ", "), c.Turns[0].Query)
+		if q := c.Turns[0].Query; !strings.HasPrefix(q, "/") || strings.ContainsAny(strings.TrimSpace(q), " \t\n") {
+			return bad("turns[0].query", "a command instruction names one plugin command by its slash form (e.g. /explain), got %q", q)
 		}
 	}
 	return nil
@@ -115,24 +115,6 @@ func (p Position) check() error {
 		return fmt.Errorf("line and col are 1-based, got line %d col %d", p.Line, p.Col)
 	}
 	return nil
-}
-
-// CommandTitles maps the plugin commands a config may run (instruction
-// "command") to their titles in the command palette and context menu.
-var CommandTitles = map[string]string{
-	"/explain": "Ask: Explain Selection",
-	"/fix":     "Ask: Fix Selection",
-	"/tests":   "Ask: Write Tests",
-	"/doc":     "Ask: Add Docs",
-}
-
-func commandNames() []string {
-	names := make([]string, 0, len(CommandTitles))
-	for k := range CommandTitles {
-		names = append(names, k)
-	}
-	slices.Sort(names)
-	return names
 }
 
 // MaxConfigLine bounds one line of a configs file (16 MiB).

@@ -74,6 +74,9 @@ type ChatConfig struct {
 	Locale      string     `json:"locale,omitempty"`
 	Intent      string     `json:"intent,omitempty"`
 	Difficulty  string     `json:"difficulty,omitempty"`
+	// Plugin names the adapter of the plugin to drive (a bundled name or
+	// an adapter file); empty: the run's default adapter.
+	Plugin string `json:"plugin,omitempty"`
 
 	// The fields below are written by configgen and carry the rest of the
 	// behaviour profile's cell, so that the run can be compared with it.
@@ -153,6 +156,10 @@ type Exchange struct {
 	// placeholders and never training data.
 	Offline bool   `json:"offline,omitempty"`
 	Error   string `json:"error,omitempty"`
+	// Auxiliary names the adapter rule that marked the request auxiliary
+	// (a title or summary request, not a chat turn). Auxiliary exchanges
+	// are answered by a stand-in, kept apart from turns and never exported.
+	Auxiliary string `json:"auxiliary,omitempty"`
 	// Candidates and Verdicts are filled when a pool and judge answered.
 	Candidates []Candidate `json:"candidates,omitempty"`
 	// Missing lists the pool members that gave no candidate, and why.
@@ -190,10 +197,13 @@ type Dialogue struct {
 	Config     ChatConfig   `json:"config"`
 	Setup      []StepTiming `json:"setup_steps,omitempty"`
 	Turns      []Turn       `json:"turns"`
-	Versions   Versions     `json:"versions"`
-	Session    string       `json:"session,omitempty"`
-	StartedAt  time.Time    `json:"started_at"`
-	Seconds    float64      `json:"seconds"`
+	// Auxiliary are the plugin's auxiliary requests during the dialogue,
+	// recorded apart from its turns.
+	Auxiliary []Exchange `json:"auxiliary,omitempty"`
+	Versions  Versions   `json:"versions"`
+	Session   string     `json:"session,omitempty"`
+	StartedAt time.Time  `json:"started_at"`
+	Seconds   float64    `json:"seconds"`
 }
 
 // Candidate is one answer a pool member proposed for a captured request.

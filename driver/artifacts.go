@@ -73,9 +73,11 @@ func saveArtifacts(ctx context.Context, dir string, s *Session, d dialog.Dialogu
 	} else {
 		errs = append(errs, "dom: "+err.Error())
 	}
-	if chat := s.win.chatDOM(ctx, s.ui); chat != "" {
-		dom.WriteString("\n\n<!-- chat view -->\n")
-		dom.WriteString(chat)
+	if s.last != nil {
+		if chat := s.win.chatDOM(ctx, uiOf(s.last)); chat != "" {
+			dom.WriteString("\n\n<!-- chat view -->\n")
+			dom.WriteString(chat)
+		}
 	}
 	if err := os.WriteFile(filepath.Join(dir, "dom.html"), []byte(dom.String()), 0o644); err != nil {
 		errs = append(errs, err.Error())

@@ -3,93 +3,151 @@ package driver
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/go-rod/rod/lib/input"
 	"github.com/go-rod/rod/lib/proto"
+
+	"dialogfarm/adapter"
 )
 
-// PluginUI names what the driver needs to find in a Q&A plugin's UI. The
-// reference plugin's values come from DefaultPluginUI; an adapter for
-// another plugin supplies its own.
-type PluginUI struct {
-	// ExtensionID is publisher.name; the webview iframe's src carries it.
-	ExtensionID string
-	// StatusItem is the suffix of the status-bar item id the plugin shows
-	// once activated.
-	StatusItem string
-	// ActivityLabel is the start of the activity-bar item's aria-label.
-	ActivityLabel string
-	// OpenChat is the palette / context-menu title that opens the chat
-	// with the input focused; OpenChatKeys its keybinding.
-	OpenChat     string
-	OpenChatKeys []input.Key
-	// NewChat is the palette title that starts a new conversation.
-	NewChat string
-	// CommandKeys maps a command's slash form ("/explain") to its keybinding.
-	CommandKeys map[string][]input.Key
+// The plugin's chat view, found and read only through its adapter: every
+// selector, key and command title below comes from an adapter file.
+
+// ui is what the page scripts need from an adapter, passed to them as one
+// JSON argument.
+type ui struct {
+	Frames     []string `json:"frames"`
+	Ready      string   `json:"ready"`
+	Activity   string   `json:"activity"`
+	Input      string   `json:"input"`
+	User       string   `json:"user"`
+	Answer     string   `json:"answer"`
+	Text       string   `json:"text"`
+	DoneAttr   string   `json:"doneAttr"`
+	DoneValues []string `json:"doneValues"`
+	Appears    string   `json:"appears"`
+	Disappears string   `json:"disappears"`
+	Enabled    string   `json:"enabled"`
+	StableMS   int      `json:"stableMS"`
+	Error      string   `json:"error"`
+	Whitespace bool     `json:"whitespace"`
 }
 
-// DefaultPluginUI describes the reference plugin in plugin/.
-func DefaultPluginUI() PluginUI {
-	ctrlAlt := func(k input.Key) []input.Key { return []input.Key{input.ControlLeft, input.AltLeft, k} }
-	return PluginUI{
-		ExtensionID:   "dialogfarm.askplugin",
-		StatusItem:    "askplugin.status",
-		ActivityLabel: "Ask",
-		OpenChat:      "Ask: Open Chat",
-		OpenChatKeys:  ctrlAlt(input.KeyA),
-		NewChat:       "Ask: New Chat",
-		CommandKeys: map[string][]input.Key{
-			"/explain": ctrlAlt(input.KeyE),
-			"/fix":     ctrlAlt(input.KeyF),
-			"/tests":   ctrlAlt(input.KeyT),
-			"/doc":     ctrlAlt(input.KeyD),
-		},
+func uiOf(a *adapter.Adapter) ui {
+	u := ui{
+		Frames: a.Frames(), Ready: a.Webview.Ready, Activity: a.Open.ActivityBar, Input: a.Input.Selector,
+		User: a.Answer.User, Answer: a.Answer.Selector, Text: a.Answer.Text, Appears: a.Answer.Done.Appears,
+		Disappears: a.Answer.Done.Disappears, Enabled: a.Answer.Done.Enabled, StableMS: a.Answer.Done.StableMS,
+		Error: a.Answer.Error, Whitespace: a.Input.Method == adapter.MethodType,
 	}
+	if at := a.Answer.Done.Attribute; at != nil {
+		u.DoneAttr, u.DoneValues = at.Name, at.Values
+	}
+	return u
 }
 
-// jsChatDoc is a JS expression that defines chatDoc(ext): the plugin's
-// inner webview document once it marked itself ready, else null. Webview
-// frames are same-origin in code-server, so the top page can read them.
-const jsChatDoc = `const chatDoc = (ext) => {
-	for (const outer of document.querySelectorAll('iframe.webview.ready')) {
-		if (!outer.src.includes('extensionId=' + ext)) continue;
-		const inner = outer.contentDocument && outer.contentDocument.querySelector('iframe#active-frame');
-		const d = inner && inner.contentDocument;
-		if (d && d.body && d.body.dataset.ready === 'true') return {d, outer, inner};
-	}
-	return null;
+// jsChatDoc is a JS expression that defines chatDoc(ui): the plugin's
+// chat document, reached through ui.frames from the top page, once ui.ready
+// matches in it; {d, frames} with the iframe elements outermost first, or
+// null. Webview frames are same-origin in code-server, so the top page can
+// read them.
+const jsChatDoc = `const chatDoc = (ui) => {
+	const walk = (doc, level, chain) => {
+		if (level === ui.frames.length) {
+			return doc && doc.body && doc.querySelector(ui.ready) ? {d: doc, frames: chain} : null;
+		}
+		for (const f of doc.querySelectorAll(ui.frames[level])) {
+			let inner = null;
+			try { inner = f.contentDocument; } catch (e) { inner = null; }
+			if (!inner) continue;
+			const r = walk(inner, level + 1, chain.concat([f]));
+			if (r) return r;
+		}
+		return null;
+	};
+	return walk(document, 0, []);
+};
+const framePoint = (c, el) => {
+	let x = 0, y = 0;
+	for (const f of c.frames) { const r = f.getBoundingClientRect(); x += r.left; y += r.top; }
+	const r = el.getBoundingClientRect();
+	if (r.width === 0 || r.height === 0) return null;
+	return {x: x + r.left + Math.min(r.width / 2, 40), y: y + r.top + r.height / 2};
 };`
 
-// jsChatShown is a JS expression that defines chatShown(label): whether
-// the plugin's container is the side bar's active one (its activity bar item
-// is checked). A hidden webview keeps its iframe and size, so the frame
-// alone cannot tell.
-const jsChatShown = `const chatShown = (label) => [...document.querySelectorAll('.activitybar .action-item .action-label')]
-	.some(a => (a.getAttribute('aria-label') || '').startsWith(label) && a.closest('.action-item').classList.contains('checked'));`
+// jsChatShown is a JS expression that defines chatShown(ui, c): whether
+// the plugin's view is the side bar's active one (its activity bar item is
+// checked). A hidden webview keeps its iframe and size, so the frame alone
+// cannot tell; without an activity-bar item, the outer frame's visibility.
+const jsChatShown = `const chatShown = (ui, c) => {
+	if (!ui.activity) return !!c && c.frames[0].checkVisibility({visibilityProperty: true, opacityProperty: true});
+	return [...document.querySelectorAll('.activitybar .action-item .action-label')]
+		.some(a => (a.getAttribute('aria-label') || '').startsWith(ui.activity) && a.closest('.action-item').classList.contains('checked'));
+};`
+
+// jsInputFocused defines inputFocused(ui, c): the keyboard focus is in the
+// chat input, through every frame.
+const jsInputFocused = `const inputFocused = (ui, c) => {
+	let doc = document;
+	for (const f of c.frames) { if (doc.activeElement !== f) return false; doc = f.contentDocument; }
+	const a = c.d.activeElement;
+	return !!a && !!a.closest(ui.input);
+};`
+
+// jsCounts defines counts(ui, c): how many user and assistant messages the
+// chat shows.
+const jsCounts = `const counts = (ui, c) => ({
+	user: ui.user ? c.d.querySelectorAll(ui.user).length : 0,
+	answers: c.d.querySelectorAll(ui.answer).length,
+});`
+
+// js joins the helper definitions a script needs before its body.
+func js(args, body string, helpers ...string) string {
+	return "(" + args + ") => { " + strings.Join(helpers, "\n") + "\n" + body + " }"
+}
 
 // waitChat waits for the chat view to be shown and ready.
-func (w *window) waitChat(ctx context.Context, ui PluginUI) error {
-	return w.waitFor(ctx, "the chat view is shown and ready", `(ext, label) => { `+jsChatDoc+jsChatShown+`
-		return !!chatDoc(ext) && chatShown(label); }`, ui.ExtensionID, ui.ActivityLabel)
+func (w *window) waitChat(ctx context.Context, u ui) error {
+	return w.waitFor(ctx, "the chat view is shown and ready", js("ui", `const c = chatDoc(ui); return !!c && chatShown(ui, c);`,
+		jsChatDoc, jsChatShown), u)
+}
+
+// inputFocused reports whether the chat input has keyboard focus now.
+func (w *window) inputFocused(ctx context.Context, u ui) bool {
+	res, err := w.eval(ctx, js("ui", `const c = chatDoc(ui); return !!c && inputFocused(ui, c);`, jsChatDoc, jsInputFocused), u)
+	return err == nil && res.Value.Bool()
 }
 
 // waitChatInputFocused waits until the chat input has keyboard focus.
-func (w *window) waitChatInputFocused(ctx context.Context, ui PluginUI) error {
-	return w.waitFor(ctx, "the chat input has focus", `(ext) => { `+jsChatDoc+` const c = chatDoc(ext);
-		return !!c && document.activeElement === c.outer && c.outer.contentDocument.activeElement === c.inner &&
-			c.d.activeElement && c.d.activeElement.dataset.testid === 'ask-input'; }`, ui.ExtensionID)
+func (w *window) waitChatInputFocused(ctx context.Context, u ui) error {
+	return w.waitFor(ctx, "the chat input has focus", js("ui", `const c = chatDoc(ui); return !!c && inputFocused(ui, c);`,
+		jsChatDoc, jsInputFocused), u)
 }
 
-// waitChatInput waits until the chat input holds exactly text.
-func (w *window) waitChatInput(ctx context.Context, ui PluginUI, text string) error {
-	return w.waitFor(ctx, fmt.Sprintf("the chat input holds %q", clip(text, 40)), `(ext, text) => { `+jsChatDoc+` const c = chatDoc(ext);
-		const el = c && c.d.querySelector('[data-testid="ask-input"]');
-		return !!el && el.value === text; }`, ui.ExtensionID, text)
+// waitChatInput waits until the chat input holds exactly text (value for
+// a textarea; for a rich editor its text with white space runs collapsed).
+func (w *window) waitChatInput(ctx context.Context, u ui, text string) error {
+	return w.waitFor(ctx, fmt.Sprintf("the chat input holds %q", clip(text, 40)), js("ui, text", `const c = chatDoc(ui);
+		const el = c && c.d.querySelector(ui.input);
+		if (!el) return false;
+		if ('value' in el && !el.isContentEditable) return el.value === text;
+		const norm = (s) => s.replace(/\s+/g, ' ').trim();
+		return norm(el.innerText || el.textContent) === norm(text);`, jsChatDoc), u, text)
+}
+
+// waitInputEmpty waits until the chat input was cleared, which plugins do
+// when they take a query.
+func (w *window) waitInputEmpty(ctx context.Context, u ui) error {
+	return w.waitFor(ctx, "the chat input is cleared", js("ui", `const c = chatDoc(ui);
+		const el = c && c.d.querySelector(ui.input);
+		if (!el) return false;
+		if ('value' in el && !el.isContentEditable) return el.value === '';
+		return (el.textContent || '').trim() === '';`, jsChatDoc), u)
 }
 
 // clickActivity clicks the plugin's icon in the activity bar.
-func (w *window) clickActivity(ctx context.Context, ui PluginUI) error {
+func (w *window) clickActivity(ctx context.Context, label string) error {
 	p, err := w.point(ctx, "the plugin's activity bar icon is visible", `(label) => {
 		for (const a of document.querySelectorAll('.activitybar .action-item .action-label')) {
 			const l = a.getAttribute('aria-label') || '';
@@ -99,52 +157,65 @@ func (w *window) clickActivity(ctx context.Context, ui PluginUI) error {
 			}
 		}
 		return null;
-	}`, ui.ActivityLabel)
+	}`, label)
 	if err != nil {
 		return err
 	}
 	return w.click(p, proto.InputMouseButtonLeft)
 }
 
-// clickChatInput clicks into the chat input box.
-func (w *window) clickChatInput(ctx context.Context, ui PluginUI) error {
-	return w.clickChatButton(ctx, ui, "ask-input")
-}
-
-// clickChatButton clicks the chat view's element with the given data-testid.
-func (w *window) clickChatButton(ctx context.Context, ui PluginUI, testid string) error {
-	p, err := w.point(ctx, "the chat view shows "+testid, `(ext, testid) => { `+jsChatDoc+` const c = chatDoc(ext);
+// clickInChat clicks the chat document's element matching selector.
+func (w *window) clickInChat(ctx context.Context, u ui, selector string) error {
+	p, err := w.point(ctx, "the chat view shows "+selector, js("ui, sel", `const c = chatDoc(ui);
 		if (!c) return null;
-		const el = c.d.querySelector('[data-testid="' + testid + '"]');
-		if (!el) return null;
-		const o = c.outer.getBoundingClientRect(), i = c.inner.getBoundingClientRect(), r = el.getBoundingClientRect();
-		if (r.width === 0) return null;
-		return {x: o.left + i.left + r.left + Math.min(r.width / 2, 40), y: o.top + i.top + r.top + r.height / 2};
-	}`, ui.ExtensionID, testid)
+		const el = c.d.querySelector(sel);
+		return el ? framePoint(c, el) : null;`, jsChatDoc), u, selector)
 	if err != nil {
 		return err
 	}
 	return w.click(p, proto.InputMouseButtonLeft)
 }
 
-// chatState returns what the view shows for a turn: state is "" until
-// the turn's assistant message exists.
+// counts reads how many user and assistant messages the chat shows; zero
+// when the chat document is not there.
+func (w *window) counts(ctx context.Context, u ui) (user, answers int, err error) {
+	res, err := w.eval(ctx, js("ui", `const c = chatDoc(ui); return c ? counts(ui, c) : {user: 0, answers: 0};`, jsChatDoc, jsCounts), u)
+	if err != nil {
+		return 0, 0, fmt.Errorf("count chat messages: %w", err)
+	}
+	return res.Value.Get("user").Int(), res.Value.Get("answers").Int(), nil
+}
+
+// chatMessage is what the view shows for a turn's answer.
 type chatMessage struct {
-	State string
-	Text  string
+	Failed bool
+	Text   string
 }
 
-// waitAnswer waits until the assistant message of the given turn is done
-// or failed, and returns what it shows.
-func (w *window) waitAnswer(ctx context.Context, ui PluginUI, turn int) (chatMessage, error) {
-	finder := `(ext, turn) => { ` + jsChatDoc + ` const c = chatDoc(ext);
+// waitAnswer waits until the assistant message after the first `before`
+// ones is done by the adapter's condition, and returns what it shows.
+func (w *window) waitAnswer(ctx context.Context, u ui, before, turn int) (chatMessage, error) {
+	finder := js("ui, before, key", `const c = chatDoc(ui);
 		if (!c) return null;
-		const m = c.d.querySelector('[data-testid="message"][data-role="assistant"][data-turn="' + turn + '"]');
-		if (!m || (m.dataset.state !== 'done' && m.dataset.state !== 'error')) return null;
-		const t = m.querySelector('[data-testid="message-content"]');
-		return JSON.stringify({State: m.dataset.state, Text: t ? t.textContent : ''});
-	}`
-	v, err := w.value(ctx, fmt.Sprintf("the answer to turn %d is done", turn), finder, ui.ExtensionID, turn)
+		const all = c.d.querySelectorAll(ui.answer);
+		if (all.length <= before) return null;
+		const m = all[before];
+		const t = ui.text ? m.querySelector(ui.text) : m;
+		const text = t ? t.textContent : '';
+		const failed = !!ui.error && (m.matches(ui.error) || !!m.querySelector(ui.error));
+		const out = JSON.stringify({Failed: failed, Text: text});
+		if (failed) return out;
+		if (ui.doneAttr) return ui.doneValues.includes(m.getAttribute(ui.doneAttr)) ? out : null;
+		if (ui.appears) return (m.matches(ui.appears) || m.querySelector(ui.appears) || c.d.querySelector(ui.appears)) ? out : null;
+		if (ui.disappears) return c.d.querySelector(ui.disappears) ? null : out;
+		if (ui.enabled) { const b = c.d.querySelector(ui.enabled); return b && !b.disabled && b.getAttribute('aria-disabled') !== 'true' ? out : null; }
+		// Text stable for ui.stableMS: the last change is remembered on the top window.
+		const st = (window.__dialogfarmStable = window.__dialogfarmStable || {});
+		const now = performance.now();
+		if (!st[key] || st[key].text !== text) { st[key] = {text, since: now}; return null; }
+		return text !== '' && now - st[key].since >= ui.stableMS ? out : null;`, jsChatDoc)
+	key := fmt.Sprintf("%d-%d", before, turn)
+	v, err := w.value(ctx, fmt.Sprintf("the answer to turn %d is done", turn), finder, u, before, key)
 	if err != nil {
 		return chatMessage{}, err
 	}
@@ -155,19 +226,107 @@ func (w *window) waitAnswer(ctx context.Context, ui PluginUI, turn int) (chatMes
 	return m, nil
 }
 
-// waitTurnSent waits until the view shows the user message of a turn, which
-// the plugin adds when it sends the request.
-func (w *window) waitTurnSent(ctx context.Context, ui PluginUI, turn int) error {
-	return w.waitFor(ctx, fmt.Sprintf("the view shows question %d", turn), `(ext, turn) => { `+jsChatDoc+` const c = chatDoc(ext);
-		return !!c && !!c.d.querySelector('[data-testid="message"][data-role="user"][data-turn="' + turn + '"]'); }`,
-		ui.ExtensionID, turn)
+// waitTurnSent waits until the view shows that a query went out: more user
+// messages than before (or, without a user selector, more answers).
+func (w *window) waitTurnSent(ctx context.Context, u ui, userBefore, answersBefore, turn int) error {
+	return w.waitFor(ctx, fmt.Sprintf("the view shows question %d", turn), js("ui, ub, ab", `const c = chatDoc(ui);
+		if (!c) return false;
+		const n = counts(ui, c);
+		return ui.user ? n.user > ub : n.answers > ab;`, jsChatDoc, jsCounts), u, userBefore, answersBefore)
+}
+
+// runSetup runs the adapter's setup steps in the chat document, once per
+// document: a reloaded webview gets them again.
+func (w *window) runSetup(ctx context.Context, u ui, steps []adapter.Action) error {
+	if len(steps) == 0 {
+		return nil
+	}
+	done, err := w.eval(ctx, js("ui", `const c = chatDoc(ui); return !!c && c.d.documentElement.dataset.dialogfarmSetup === 'done';`, jsChatDoc), u)
+	if err != nil {
+		return fmt.Errorf("read setup state: %w", err)
+	}
+	if done.Value.Bool() {
+		return nil
+	}
+	for i, st := range steps {
+		what, body, arg := setupScript(st)
+		if err := w.waitFor(ctx, fmt.Sprintf("setup step %d (%s)", i+1, what), js("ui, arg", `const c = chatDoc(ui);
+			if (!c) return false;
+			const d = c.d;
+			`+body, jsChatDoc), u, arg); err != nil {
+			return err
+		}
+	}
+	return w.waitFor(ctx, "the setup is marked done", js("ui", `const c = chatDoc(ui);
+		if (!c) return false;
+		c.d.documentElement.dataset.dialogfarmSetup = 'done';
+		return true;`, jsChatDoc), u)
+}
+
+// setupScript is the page script body of one setup step; it returns a
+// truthy value once the step is done.
+func setupScript(a adapter.Action) (what, body string, arg any) {
+	const fire = `el.dispatchEvent(new Event('input', {bubbles: true})); el.dispatchEvent(new Event('change', {bubbles: true}));`
+	switch {
+	case a.Click != "":
+		return "click " + a.Click, `const el = d.querySelector(arg); if (!el || el.disabled) return false; el.click(); return true;`, a.Click
+	case a.Fill != nil:
+		return "fill " + a.Fill.Selector, `const el = d.querySelector(arg.selector); if (!el) return false;
+			el.focus(); el.value = arg.value; ` + fire + ` return true;`, a.Fill
+	case a.Select != nil:
+		return "select " + a.Select.Value + " in " + a.Select.Selector, `const el = d.querySelector(arg.selector);
+			if (!el || ![...el.options].some(o => o.value === arg.value)) return false;
+			el.value = arg.value; ` + fire + ` return true;`, a.Select
+	case a.WaitFor != "":
+		return "wait for " + a.WaitFor, `return !!d.querySelector(arg);`, a.WaitFor
+	default:
+		return "js", `const r = (new Function('document', 'window', arg))(d, d.defaultView); return r === undefined ? true : r;`, a.JS
+	}
 }
 
 // chatDOM returns the chat view's HTML for failure reports.
-func (w *window) chatDOM(ctx context.Context, ui PluginUI) string {
-	res, err := w.eval(ctx, `(ext) => { `+jsChatDoc+` const c = chatDoc(ext); return c ? c.d.body.outerHTML : ''; }`, ui.ExtensionID)
+func (w *window) chatDOM(ctx context.Context, u ui) string {
+	res, err := w.eval(ctx, js("ui", `const c = chatDoc(ui); return c ? c.d.body.outerHTML : '';`, jsChatDoc), u)
 	if err != nil {
 		return ""
 	}
 	return res.Value.Str()
+}
+
+// keyCodes maps DOM key codes (adapter.ParseKeys) to rod keys.
+var keyCodes = func() map[string]input.Key {
+	m := map[string]input.Key{}
+	keys := []input.Key{
+		input.ControlLeft, input.AltLeft, input.ShiftLeft, input.MetaLeft, input.Enter, input.Escape, input.Tab,
+		input.Space, input.Backspace, input.Delete, input.ArrowUp, input.ArrowDown, input.ArrowLeft, input.ArrowRight,
+		input.Home, input.End, input.PageUp, input.PageDown, input.Slash, input.Period, input.Comma, input.Semicolon,
+		input.Backquote, input.F1, input.F2, input.F3, input.F4, input.F5, input.F6, input.F7, input.F8, input.F9,
+		input.F10, input.F11, input.F12,
+		input.KeyA, input.KeyB, input.KeyC, input.KeyD, input.KeyE, input.KeyF, input.KeyG, input.KeyH, input.KeyI,
+		input.KeyJ, input.KeyK, input.KeyL, input.KeyM, input.KeyN, input.KeyO, input.KeyP, input.KeyQ, input.KeyR,
+		input.KeyS, input.KeyT, input.KeyU, input.KeyV, input.KeyW, input.KeyX, input.KeyY, input.KeyZ,
+		input.Digit0, input.Digit1, input.Digit2, input.Digit3, input.Digit4, input.Digit5, input.Digit6,
+		input.Digit7, input.Digit8, input.Digit9,
+	}
+	for _, k := range keys {
+		m[k.Info().Code] = k
+	}
+	return m
+}()
+
+// parseKeys turns an adapter keybinding into rod keys.
+func parseKeys(s string) ([]input.Key, error) {
+	codes, err := adapter.ParseKeys(s)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]input.Key, len(codes))
+	for i, c := range codes {
+		k, ok := keyCodes[c]
+		if !ok {
+			return nil, fmt.Errorf("keybinding %q: key %s cannot be pressed", s, c)
+		}
+		out[i] = k
+	}
+	return out, nil
 }

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 	"golang.org/x/sync/errgroup"
 
+	"dialogfarm/adapter"
 	"dialogfarm/dialog"
 )
 
@@ -26,7 +27,12 @@ type RunConfig struct {
 	Sessions int
 	Editor   EditorConfig
 	Browser  BrowserConfig
-	UI       PluginUI
+	// Adapters are the plugins the run drives; the first one drives the
+	// configs that name no plugin. Each is installed into the run's own
+	// extensions folder.
+	Adapters []*adapter.Adapter
+	// Secret is the run's capture secret, the {{secret}} of adapter files.
+	Secret   string
 	Timeouts Timeouts
 	// PluginVersion is recorded in every dialogue.
 	PluginVersion string
@@ -74,17 +80,22 @@ func (a *Assignments) set(session string, c *dialog.ChatConfig) {
 	a.m[session] = *c
 }
 
-// DefaultRunConfig returns a one-session run of the reference plugin with
-// the tools folder under root.
+// DefaultRunConfig returns a one-session run of the reference plugin (the
+// bundled adapter "ask", its plugin under root) with the tools folder
+// under root.
 func DefaultRunConfig(root, out string) RunConfig {
-	return RunConfig{
+	rc := RunConfig{
 		Out:      out,
 		Sessions: 1,
 		Editor:   DefaultEditorConfig(root),
 		Browser:  DefaultBrowserConfig(),
-		UI:       DefaultPluginUI(),
 		Timeouts: DefaultTimeouts(),
 	}
+	// A checkout without plugin/ gets no adapter; Start says so.
+	if a, err := adapter.Load(adapter.DefaultName, root); err == nil {
+		rc.Adapters = []*adapter.Adapter{a}
+	}
+	return rc
 }
 
 // Summary counts what a run did.
@@ -144,6 +155,16 @@ func (r *Runner) Start(ctx context.Context) error {
 	}
 	r.cfg.Editor.Dir = filepath.Join(r.cfg.Out, "editor")
 	r.cfg.Browser.Dir = filepath.Join(r.cfg.Out, "browser")
+	if len(r.cfg.Adapters) == 0 {
+		return errors.New("start the run: no plugin adapter (give --adapter, or keep plugin/ for the bundled adapter ask)")
+	}
+	r.cfg.Editor.ExtensionsDir = filepath.Join(r.cfg.Out, "extensions")
+	if err := installExtensions(ctx, r.cfg.Editor.Bin, r.cfg.Editor.ExtensionsDir, filepath.Join(r.cfg.Out, "install"), r.cfg.Adapters); err != nil {
+		return err
+	}
+	if err := writeAdapterFiles(filepath.Join(r.cfg.Editor.Dir, "user-data"), r.cfg.Secret, r.cfg.Adapters); err != nil {
+		return err
+	}
 	ed, err := StartEditor(ctx, r.cfg.Editor, r.log)
 	if err != nil {
 		r.unlock()
@@ -211,7 +232,7 @@ func (r *Runner) NewSession(id string) (*Session, error) {
 		return nil, err
 	}
 	return &Session{
-		ID: id, win: &window{page: page}, ui: r.cfg.UI, capture: r.capture, followUps: r.followUps,
+		ID: id, win: &window{page: page}, adapters: r.cfg.Adapters, secret: r.cfg.Secret, capture: r.capture, followUps: r.followUps,
 		dir: r.cfg.Out, editorURL: r.editor.URL(), timeouts: r.cfg.Timeouts, loads: r.loads,
 		log: r.log.With(zap.String("session", id)),
 	}, nil

@@ -15,6 +15,7 @@ import (
 	"github.com/go-rod/rod/lib/input"
 	"go.uber.org/zap"
 
+	"dialogfarm/adapter"
 	"dialogfarm/dialog"
 )
 
@@ -51,7 +52,9 @@ func DefaultTimeouts() Timeouts {
 type Session struct {
 	ID        string
 	win       *window
-	ui        PluginUI
+	adapters  []*adapter.Adapter // the first one drives configs that name no plugin
+	last      *adapter.Adapter   // the plugin the previous config used, for reset
+	secret    string             // the run's capture secret, for {{secret}}
 	capture   Exchanges
 	followUps FollowUps
 	dir       string // where this session writes its workspace files
@@ -72,11 +75,16 @@ func (s *Session) workspaceFile(repo string) (string, error) {
 	}
 	sum := sha256.Sum256([]byte(abs))
 	path := filepath.Join(s.dir, "workspaces", s.ID, filepath.Base(abs)+"-"+hex.EncodeToString(sum[:4])+".code-workspace")
+	settings := map[string]any{}
+	vars := adapter.Vars{CaptureURL: s.capture.BaseURL(s.ID), Session: s.ID, Secret: s.secret}
+	for _, a := range s.adapters {
+		for k, v := range a.ExpandSettings(vars) {
+			settings[k] = v
+		}
+	}
 	ws := map[string]any{
-		"folders": []map[string]string{{"path": abs}},
-		"settings": map[string]any{
-			"askplugin.baseUrl": s.capture.BaseURL(s.ID),
-		},
+		"folders":  []map[string]string{{"path": abs}},
+		"settings": settings,
 	}
 	data, err := json.MarshalIndent(ws, "", "  ")
 	if err != nil {
@@ -88,8 +96,29 @@ func (s *Session) workspaceFile(repo string) (string, error) {
 	return path, os.WriteFile(path, data, 0o644)
 }
 
+// adapterFor returns the adapter that drives cfg: the one its plugin field
+// names (by name or file), else the run's default.
+func (s *Session) adapterFor(cfg dialog.ChatConfig) (*adapter.Adapter, error) {
+	if len(s.adapters) == 0 {
+		return nil, errors.New("the run has no plugin adapter")
+	}
+	if cfg.Plugin == "" {
+		return s.adapters[0], nil
+	}
+	for _, a := range s.adapters {
+		if a.Name == cfg.Plugin || a.Source == cfg.Plugin {
+			return a, nil
+		}
+	}
+	names := make([]string, len(s.adapters))
+	for i, a := range s.adapters {
+		names[i] = a.Name
+	}
+	return nil, fmt.Errorf("%w: plugin %q has no adapter in this run (adapters: %v)", ErrConfig, cfg.Plugin, names)
+}
+
 // open shows repo in the window, unless it already does.
-func (s *Session) open(ctx context.Context, repo string) error {
+func (s *Session) open(ctx context.Context, repo string, a *adapter.Adapter) error {
 	ws, err := s.workspaceFile(repo)
 	if err != nil {
 		return fmt.Errorf("write workspace for %s: %w", repo, err)
@@ -108,7 +137,7 @@ func (s *Session) open(ctx context.Context, repo string) error {
 	if err := s.win.page.Context(ctx).Navigate(u); err != nil {
 		return fmt.Errorf("navigate to %s: %w", u, err)
 	}
-	if err := s.win.waitReady(ctx, s.ui.StatusItem); err != nil {
+	if err := s.win.waitReady(ctx, a.Extension.Ready); err != nil {
 		return err
 	}
 	s.workspace = ws
@@ -120,16 +149,22 @@ func (s *Session) open(ctx context.Context, repo string) error {
 func (s *Session) reload() { s.workspace = "" }
 
 // reset brings the window to a neutral state between configs: no editors
-// open, a new conversation, the chat view hidden. Each action is taken only
-// when the state calls for it, as a person would.
+// open, a new conversation in the plugin used last, its chat view hidden.
+// Each action is taken only when the state calls for it, as a person would.
 func (s *Session) reset(ctx context.Context) error {
 	s.drain(ctx)
-	st, err := s.win.eval(ctx, `(ext, label) => { `+jsChatDoc+jsChatShown+` const c = chatDoc(ext);
+	var u ui
+	var newChat adapter.NewChat
+	if s.last != nil {
+		u, newChat = uiOf(s.last), s.last.NewChat
+	}
+	st, err := s.win.eval(ctx, js("ui", `const c = ui.answer ? chatDoc(ui) : null;
+		const n = c ? counts(ui, c) : {user: 0, answers: 0};
 		return {
 			tabs: document.querySelectorAll('.editor-group-container .tab').length,
-			messages: c ? c.d.querySelectorAll('[data-testid="message"]').length : 0,
-			chatVisible: !!c && chatShown(label),
-		}; }`, s.ui.ExtensionID, s.ui.ActivityLabel)
+			messages: n.user + n.answers,
+			chatVisible: !!c && chatShown(ui, c),
+		};`, jsChatDoc, jsChatShown, jsCounts), u)
 	if err != nil {
 		return fmt.Errorf("read window state: %w", err)
 	}
@@ -148,16 +183,18 @@ func (s *Session) reset(ctx context.Context) error {
 	}
 	if st.Value.Get("messages").Int() > 0 {
 		var err error
-		if st.Value.Get("chatVisible").Bool() {
-			err = s.win.clickChatButton(ctx, s.ui, "ask-new")
+		if st.Value.Get("chatVisible").Bool() && newChat.Button != "" {
+			err = s.win.clickInChat(ctx, u, newChat.Button)
 		} else {
-			err = s.win.runCommand(ctx, s.ui.NewChat)
+			err = s.win.runCommand(ctx, newChat.Command)
 		}
 		if err != nil {
 			return err
 		}
-		if err := s.win.waitFor(ctx, "the conversation is empty", `(ext) => { `+jsChatDoc+` const c = chatDoc(ext);
-			return !c || c.d.querySelectorAll('[data-testid="message"]').length === 0; }`, s.ui.ExtensionID); err != nil {
+		if err := s.win.waitFor(ctx, "the conversation is empty", js("ui", `const c = chatDoc(ui);
+			if (!c) return true;
+			const n = counts(ui, c);
+			return n.user + n.answers === 0;`, jsChatDoc, jsCounts), u); err != nil {
 			return err
 		}
 	}
@@ -165,9 +202,9 @@ func (s *Session) reset(ctx context.Context) error {
 		if err := s.win.keys(input.ControlLeft, input.ShiftLeft, input.KeyE); err != nil {
 			return err
 		}
-		if err := s.win.waitFor(ctx, "the explorer replaces the chat view (Ctrl+Shift+E)", `(label) => { `+jsChatShown+`
-			return !chatShown(label) && [...document.querySelectorAll('.activitybar .action-item.checked .action-label')]
-				.some(a => (a.getAttribute('aria-label') || '').startsWith('Explorer')); }`, s.ui.ActivityLabel); err != nil {
+		if err := s.win.waitFor(ctx, "the explorer replaces the chat view (Ctrl+Shift+E)", js("ui", `const c = chatDoc(ui);
+			return !(c && chatShown(ui, c)) && [...document.querySelectorAll('.activitybar .action-item.checked .action-label')]
+				.some(a => (a.getAttribute('aria-label') || '').startsWith('Explorer'));`, jsChatDoc, jsChatShown), u); err != nil {
 			return err
 		}
 	}
@@ -196,7 +233,10 @@ func (s *Session) drain(ctx context.Context) {
 // as a *StepError so the caller can recover the window.
 func (s *Session) Drive(ctx context.Context, cfg dialog.ChatConfig) (d dialog.Dialogue, err error) {
 	d = dialog.Dialogue{ConfigID: cfg.ID, Config: cfg, Session: s.ID, StartedAt: time.Now().UTC()}
-	defer func() { d.Seconds = time.Since(d.StartedAt).Seconds() }()
+	defer func() {
+		d.Auxiliary = append(d.Auxiliary, s.takeAuxiliary()...)
+		d.Seconds = time.Since(d.StartedAt).Seconds()
+	}()
 	fail := func(err error) (dialog.Dialogue, error) {
 		var se *StepError
 		if !errors.As(err, &se) {
@@ -204,6 +244,13 @@ func (s *Session) Drive(ctx context.Context, cfg dialog.ChatConfig) (d dialog.Di
 		}
 		d.Status, d.FailedStep, d.Error = dialog.StatusFailed, se.Step, se.Err.Error()
 		return d, se
+	}
+	a, err := s.adapterFor(cfg)
+	if err != nil {
+		return fail(err)
+	}
+	if err := a.CheckConfig(cfg); err != nil {
+		return fail(fmt.Errorf("%w: %v", ErrConfig, err))
 	}
 	src, err := readSource(cfg.Repo, cfg.File, 4)
 	if err != nil {
@@ -214,14 +261,15 @@ func (s *Session) Drive(ctx context.Context, cfg dialog.ChatConfig) (d dialog.Di
 			return fail(fmt.Errorf("%w: %s: %v", ErrConfig, name, err))
 		}
 	}
-	if err := s.setupSteps(cfg, src).run(ctx, &d.Setup); err != nil {
+	var base counts
+	if err := s.setupSteps(cfg, a, src, &base).run(ctx, &d.Setup); err != nil {
 		return fail(err)
 	}
 	if cfg.TotalTurns() > len(cfg.Turns) && s.followUps == nil {
 		return fail(fmt.Errorf("%w: %d follow-up turns need a follow-up writer (a user-simulator model or templates)", ErrConfig, cfg.TotalTurns()-len(cfg.Turns)))
 	}
 	for i := range cfg.TotalTurns() {
-		turn, err := s.driveTurn(ctx, cfg, i, d.Turns)
+		turn, err := s.driveTurn(ctx, cfg, a, i, d.Turns, &base)
 		d.Turns = append(d.Turns, turn)
 		if turn.Offline {
 			d.Offline = true
@@ -232,6 +280,25 @@ func (s *Session) Drive(ctx context.Context, cfg dialog.ChatConfig) (d dialog.Di
 	}
 	d.Status = dialog.StatusOK
 	return d, nil
+}
+
+// counts are how many user and assistant messages the chat showed before
+// a turn; the turn's own messages come after them.
+type counts struct{ user, answers int }
+
+// auxiliaryTaker is implemented by a capture endpoint that keeps auxiliary
+// requests (per the adapter's traffic rules) apart from chat turns.
+type auxiliaryTaker interface {
+	TakeAuxiliary(session string) []dialog.Exchange
+}
+
+// takeAuxiliary returns the session's auxiliary exchanges that arrived so
+// far; one arriving after the dialogue ended is in the exchange log only.
+func (s *Session) takeAuxiliary() []dialog.Exchange {
+	if t, ok := s.capture.(auxiliaryTaker); ok {
+		return t.TakeAuxiliary(s.ID)
+	}
+	return nil
 }
 
 // positions lists the config's positions by field name.
@@ -248,10 +315,10 @@ func positions(cfg dialog.ChatConfig) map[string]dialog.Position {
 
 // setupSteps opens the workspace and file, places the cursor, selects, and
 // opens the assistant by the config's trigger.
-func (s *Session) setupSteps(cfg dialog.ChatConfig, src *sourceFile) Steps {
+func (s *Session) setupSteps(cfg dialog.ChatConfig, a *adapter.Adapter, src *sourceFile, base *counts) Steps {
 	t := s.timeouts
 	steps := Steps{
-		{Name: "open_workspace", Timeout: t.Load, Do: func(ctx context.Context) error { return s.open(ctx, cfg.Repo) }},
+		{Name: "open_workspace", Timeout: t.Load, Do: func(ctx context.Context) error { return s.open(ctx, cfg.Repo, a) }},
 		{Name: "reset", Timeout: t.Step, Do: s.reset},
 	}
 	// Other files the question refers to are opened first, as tabs behind
@@ -280,9 +347,19 @@ func (s *Session) setupSteps(cfg dialog.ChatConfig, src *sourceFile) Steps {
 			return s.selectRange(ctx, src, *sel)
 		}})
 	}
-	return append(steps, Step{Name: "trigger_" + cfg.Trigger, Timeout: t.Step, Do: func(ctx context.Context) error {
-		return s.trigger(ctx, cfg)
+	steps = append(steps, Step{Name: "trigger_" + cfg.Trigger, Timeout: t.Step, Do: func(ctx context.Context) error {
+		return s.trigger(ctx, cfg, a, base)
 	}})
+	if len(a.Setup) > 0 {
+		steps = append(steps, Step{Name: "plugin_setup", Timeout: t.Step, Do: func(ctx context.Context) error {
+			u := uiOf(a)
+			if err := s.win.waitFor(ctx, "the chat view is ready", js("ui", `return !!chatDoc(ui);`, jsChatDoc), u); err != nil {
+				return err
+			}
+			return s.win.runSetup(ctx, u, a.Setup)
+		}})
+	}
+	return steps
 }
 
 // selectRange selects from start to end with the keyboard: go to start,
@@ -311,55 +388,58 @@ func (s *Session) selectRange(ctx context.Context, src *sourceFile, sel dialog.S
 
 // trigger opens the assistant the way the config says. For a command
 // instruction the command sends its template at once; otherwise the chat
-// input ends up focused, ready for typing.
-func (s *Session) trigger(ctx context.Context, cfg dialog.ChatConfig) error {
-	ui := s.ui
-	if cfg.Instruction == dialog.InstructionCommand {
-		cmd := cfg.Turns[0].Query
-		title := dialog.CommandTitles[cmd]
-		var err error
-		switch cfg.Trigger {
-		case dialog.TriggerPalette:
-			err = s.win.runCommand(ctx, title)
-		case dialog.TriggerKeybinding:
-			err = s.win.keys(ui.CommandKeys[cmd]...)
-		case dialog.TriggerContextMenu:
-			err = s.win.contextMenu(ctx, title)
-		default:
-			err = fmt.Errorf("%w: trigger %q cannot run a command", ErrConfig, cfg.Trigger)
-		}
-		if err != nil {
+// view ends up shown, ready for typing.
+func (s *Session) trigger(ctx context.Context, cfg dialog.ChatConfig, a *adapter.Adapter, base *counts) error {
+	u := uiOf(a)
+	s.last = a
+	if sel := a.Extension.Ready; sel != "" {
+		if err := s.win.waitFor(ctx, "the plugin is ready ("+sel+")", `(sel) => !!document.querySelector(sel)`, sel); err != nil {
 			return err
 		}
-		return s.win.waitTurnSent(ctx, ui, 1)
 	}
 	var err error
+	if base.user, base.answers, err = s.win.counts(ctx, u); err != nil {
+		return err
+	}
+	var c adapter.Command
+	if cfg.Instruction == dialog.InstructionCommand {
+		c, _ = a.CommandFor(cfg.Turns[0].Query)
+	} else {
+		c = a.Open.Command
+	}
 	switch cfg.Trigger {
 	case dialog.TriggerPanel:
-		if err = s.win.clickActivity(ctx, ui); err == nil {
-			if err = s.win.waitChat(ctx, ui); err == nil {
-				err = s.win.clickChatInput(ctx, ui)
+		if err = s.win.clickActivity(ctx, a.Open.ActivityBar); err == nil {
+			if err = s.win.waitChat(ctx, u); err == nil {
+				err = s.win.clickInChat(ctx, u, a.Input.Selector)
 			}
 		}
 	case dialog.TriggerPalette:
-		err = s.win.runCommand(ctx, ui.OpenChat)
+		err = s.win.runCommand(ctx, c.Title)
 	case dialog.TriggerKeybinding:
-		err = s.win.keys(ui.OpenChatKeys...)
+		var keys []input.Key
+		if keys, err = parseKeys(c.Keybinding); err == nil {
+			err = s.win.keys(keys...)
+		}
 	case dialog.TriggerContextMenu:
-		err = s.win.contextMenu(ctx, ui.OpenChat)
+		err = s.win.contextMenu(ctx, c.Menu)
 	default:
 		err = fmt.Errorf("%w: unknown trigger %q", ErrConfig, cfg.Trigger)
 	}
 	if err != nil {
 		return err
 	}
-	return s.win.waitChatInputFocused(ctx, ui)
+	if cfg.Instruction == dialog.InstructionCommand {
+		return nil // the command sent its query; the turn waits for it
+	}
+	return s.win.waitChat(ctx, u)
 }
 
 // driveTurn sends turn i (unless a command already sent it), waits for the
 // answer in the view and takes the matching capture exchange.
-func (s *Session) driveTurn(ctx context.Context, cfg dialog.ChatConfig, i int, history []dialog.Turn) (dialog.Turn, error) {
+func (s *Session) driveTurn(ctx context.Context, cfg dialog.ChatConfig, a *adapter.Adapter, i int, history []dialog.Turn, base *counts) (dialog.Turn, error) {
 	t := s.timeouts
+	u := uiOf(a)
 	turn := dialog.Turn{}
 	n := i + 1
 	steps := Steps{}
@@ -370,22 +450,25 @@ func (s *Session) driveTurn(ctx context.Context, cfg dialog.ChatConfig, i int, h
 				return err
 			}
 			turn.Query = q
-			return s.send(ctx, q, n)
+			if base.user, base.answers, err = s.win.counts(ctx, u); err != nil {
+				return err
+			}
+			return s.send(ctx, a, q)
 		}})
 	} else {
 		turn.Query = cfg.Turns[0].Query
 	}
 	steps = append(steps,
 		Step{Name: fmt.Sprintf("turn%d_answer", n), Timeout: t.Answer, Do: func(ctx context.Context) error {
-			if err := s.win.waitTurnSent(ctx, s.ui, n); err != nil {
+			if err := s.win.waitTurnSent(ctx, u, base.user, base.answers, n); err != nil {
 				return err
 			}
-			m, err := s.win.waitAnswer(ctx, s.ui, n)
+			m, err := s.win.waitAnswer(ctx, u, base.answers, n)
 			if err != nil {
 				return err
 			}
 			turn.Shown = m.Text
-			if m.State == "error" {
+			if m.Failed {
 				return fmt.Errorf("the plugin shows an error: %s", clip(m.Text, 300))
 			}
 			return nil
@@ -419,26 +502,37 @@ func (s *Session) query(ctx context.Context, cfg dialog.ChatConfig, i int, histo
 	return q, nil
 }
 
-// send types the query into the chat input and presses Enter.
-func (s *Session) send(ctx context.Context, q string, turn int) error {
-	quick, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	if err := s.win.waitChatInputFocused(quick, s.ui); err != nil {
-		// Focus can move away after an answer; click back into the input.
-		if err := s.win.clickChatInput(ctx, s.ui); err != nil {
+// send types the query into the chat input and sends it the adapter's
+// way (a key or a button).
+func (s *Session) send(ctx context.Context, a *adapter.Adapter, q string) error {
+	u := uiOf(a)
+	if err := s.win.waitChat(ctx, u); err != nil {
+		return err
+	}
+	if a.Input.Method == adapter.MethodType || !s.win.inputFocused(ctx, u) {
+		// A rich editor takes text where it was clicked; a textarea whose
+		// focus moved away after an answer is clicked back into.
+		if err := s.win.clickInChat(ctx, u, a.Input.Selector); err != nil {
 			return err
 		}
-		if err := s.win.waitChatInputFocused(ctx, s.ui); err != nil {
+		if err := s.win.waitChatInputFocused(ctx, u); err != nil {
 			return err
 		}
 	}
 	if err := s.win.insert(q); err != nil {
 		return err
 	}
-	// Enter only once the input holds the whole query: text that went
+	// Send only once the input holds the whole query: text that went
 	// elsewhere must fail here, not be sent half-typed.
-	if err := s.win.waitChatInput(ctx, s.ui, q); err != nil {
+	if err := s.win.waitChatInput(ctx, u, q); err != nil {
 		return err
 	}
-	return s.win.keys(input.Enter)
+	if a.Input.Send.Button != "" {
+		return s.win.clickInChat(ctx, u, a.Input.Send.Button)
+	}
+	keys, err := parseKeys(a.Input.Send.Key)
+	if err != nil {
+		return err
+	}
+	return s.win.keys(keys...)
 }

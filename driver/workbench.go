@@ -15,11 +15,12 @@ import (
 // and then waits for the state it promises, read from the DOM.
 
 // jsReady holds when the workbench has loaded, extensions are running, the
-// explorer shows the folder and the plugin's status item is up.
-const jsReady = `(item) => !!document.querySelector('.monaco-workbench') &&
+// explorer shows the folder and the plugin's readiness sign (a selector from
+// its adapter, e.g. its status item) is up.
+const jsReady = `(sel) => !!document.querySelector('.monaco-workbench') &&
 	performance.getEntriesByName('code/didLoadExtensions').length > 0 &&
 	!!document.querySelector('.explorer-folders-view .monaco-list-row') &&
-	!!document.querySelector('[id$="' + item + '"]')`
+	(!sel || !!document.querySelector(sel))`
 
 // jsQuickInputFocused holds when the quick input box is open and has focus.
 const jsQuickInputFocused = `() => {
@@ -59,8 +60,8 @@ const jsStatusSelection = `() => {
 }`
 
 // waitReady waits for the workbench and the plugin to be usable.
-func (w *window) waitReady(ctx context.Context, statusItem string) error {
-	return w.waitFor(ctx, "the workbench is ready (extensions loaded, explorer shown, plugin status item up)", jsReady, statusItem)
+func (w *window) waitReady(ctx context.Context, pluginReady string) error {
+	return w.waitFor(ctx, "the workbench is ready (extensions loaded, explorer shown, plugin ready: "+pluginReady+")", jsReady, pluginReady)
 }
 
 // quickPick types text into an open quick input and picks the row whose

@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"dialogfarm/adapter"
 	"dialogfarm/capture"
 	"dialogfarm/configgen"
 	"dialogfarm/dialog"
@@ -59,6 +61,7 @@ func (a *app) queryModel() (configgen.Model, error) {
 func addDriveFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.Int("sessions", 1, "simulators (browser windows) driving at once on one code-server")
+	f.StringSlice("adapter", []string{adapter.DefaultName}, "plugin adapter: a bundled name ("+strings.Join(adapter.Bundled(), ", ")+") or an adapter YAML file; repeat for several plugins (the first drives configs without a plugin field)")
 	f.Duration("answer-timeout", 5*time.Minute, "longest wait for one answer")
 }
 
@@ -119,15 +122,25 @@ func (a *app) drive(ctx context.Context) error {
 
 // driveConfig fills the drive stage's config from the flags.
 func (a *app) driveConfig(out string) (pipeline.DriveConfig, error) {
-	manifest, err := driver.ReadPluginManifest(a.pluginDir())
-	if err != nil {
-		return pipeline.DriveConfig{}, err
-	}
 	rc := driver.DefaultRunConfig(a.root(), out)
+	rc.Adapters = nil
+	var versions []string
+	for _, name := range a.v.GetStringSlice("adapter") {
+		ad, err := adapter.Load(name, a.root())
+		if err != nil {
+			return pipeline.DriveConfig{}, err
+		}
+		manifest, err := driver.AdapterManifest(ad)
+		if err != nil {
+			return pipeline.DriveConfig{}, err
+		}
+		rc.Adapters = append(rc.Adapters, ad)
+		versions = append(versions, manifest.ID()+"@"+manifest.Version)
+	}
 	rc.Editor, rc.Browser = a.editorConfig(), a.browserConfig()
 	rc.Sessions = a.v.GetInt("sessions")
 	rc.Timeouts.Answer = a.v.GetDuration("answer-timeout")
-	rc.PluginVersion = manifest.ID() + "@" + manifest.Version
+	rc.PluginVersion = strings.Join(versions, ",")
 	rc.Assignments = driver.NewAssignments()
 	return pipeline.DriveConfig{Capture: capture.DefaultConfig(), Run: rc}, nil
 }

@@ -1,0 +1,155 @@
+package adapter
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestBundledAskLoads(t *testing.T) {
+	a, err := Load("ask", "..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Extension.ID != "dialogfarm.askplugin" || a.Path(a.Extension.Folder) != filepath.Join("..", "plugin") {
+		t.Errorf("extension %+v, folder %s", a.Extension, a.Path(a.Extension.Folder))
+	}
+	if got := a.Triggers(); !cmp.Equal(got, []string{"panel", "palette", "keybinding", "context_menu"}) {
+		t.Errorf("triggers %v", got)
+	}
+	c, ok := a.CommandFor("/explain")
+	if !ok || c.Title != "Ask: Explain Selection" {
+		t.Errorf("/explain: %+v %v", c, ok)
+	}
+	got := a.ExpandSettings(Vars{CaptureURL: "http://127.0.0.1:9/s/s1/v1", Session: "s1", Secret: "k"})
+	want := map[string]any{"askplugin.baseUrl": "http://127.0.0.1:9/s/s1/v1", "askplugin.apiKey": "k"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("settings (-want +got):\n%s", diff)
+	}
+	if f := a.Frames(); f[0] != `iframe.webview.ready[src*="extensionId=dialogfarm.askplugin"]` {
+		t.Errorf("frames %q", f)
+	}
+}
+
+func TestUnknownBundled(t *testing.T) {
+	_, err := Load("nope", "..")
+	if err == nil || !strings.Contains(err.Error(), "no such bundled adapter") || !strings.Contains(err.Error(), "ask") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+// minimal is a valid adapter; the cases below break one thing each.
+const minimal = `name: mini
+extension:
+  id: pub.mini
+  vsix: mini.vsix
+open:
+  activity_bar: Mini
+webview:
+  frames: ['iframe.webview']
+  ready: 'body'
+input:
+  selector: '#in'
+  method: type
+  send:
+    key: ctrl+enter
+answer:
+  selector: '.msg'
+  done:
+    enabled: '#send'
+new_chat:
+  button: '#new'
+`
+
+func TestParseErrorsNameFileLineField(t *testing.T) {
+	if _, err := Parse([]byte(minimal), "mini.yaml", t.TempDir()); err != nil {
+		t.Fatalf("minimal adapter: %v", err)
+	}
+	cases := []struct{ name, from, to, want string }{
+		{"unknown field", "  method: type\n", "  method: type\n  methd: fill\n", "mini.yaml:13: field methd: unknown field"},
+		{"wrong type", "  frames: ['iframe.webview']\n", "  frames: {a: b}\n", "mini.yaml:8: cannot unmarshal"},
+		{"bad method", "method: type", "method: paste", "mini.yaml:12: field input.method: must be fill"},
+		{"bad key", "key: ctrl+enter", "key: ctrl+entr", `mini.yaml:14: field input.send.key: keybinding "ctrl+entr": unknown key "entr"`},
+		{"no done", "    enabled: '#send'\n", "    {}\n", "field answer.done: give exactly one"},
+		{"missing input selector", "  selector: '#in'\n", "", "mini.yaml:10: field input.selector: is required"},
+		{"bad id", "id: pub.mini", "id: mini", `mini.yaml:3: field extension.id: must be publisher.name, got "mini"`},
+		{"unknown placeholder", "name: mini\n", "name: mini\nsettings:\n  x.url: '{{captur_url}}'\n", "field settings.x.url: unknown placeholder {{captur_url}}"},
+		{"session in a file", "name: mini\n", "name: mini\nfiles:\n  - path: User/p.json\n    content: '{{session}}'\n", "field files[0].content: placeholder {{session}} cannot be used here"},
+		{"bad command", "name: mini\n", "name: mini\ncommands:\n  explain: {title: X}\n", "mini.yaml:3: field commands.explain: a command is named by its slash form"},
+		{"bad rule", "name: mini\n", "name: mini\ntraffic:\n  auxiliary:\n    - {name: t, system: '('}\n", "mini.yaml:4: field traffic.auxiliary[0].system: not a regular expression"},
+		{"empty rule", "name: mini\n", "name: mini\ntraffic:\n  auxiliary:\n    - {name: t}\n", "field traffic.auxiliary[0]: a rule needs at least one"},
+		{"two setup actions", "name: mini\n", "name: mini\nsetup:\n  - {click: '#a', js: 'x'}\n", "mini.yaml:3: field setup[0]: a setup step is exactly one of"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			src := strings.Replace(minimal, c.from, c.to, 1)
+			if src == minimal {
+				t.Fatalf("case does not change the adapter")
+			}
+			_, err := Parse([]byte(src), "mini.yaml", t.TempDir())
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("err = %v\nwant it to contain %q", err, c.want)
+			}
+		})
+	}
+}
+
+func TestLoadFileResolvesPathsAgainstItsFolder(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "mini.yaml")
+	if err := os.WriteFile(path, []byte(minimal), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a, err := Load(path, "/elsewhere")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := a.Path(a.Extension.VSIX); got != filepath.Join(dir, "mini.vsix") {
+		t.Errorf("vsix path %s", got)
+	}
+}
+
+func TestParseKeys(t *testing.T) {
+	for in, want := range map[string]string{
+		"ctrl+alt+e": "ControlLeft AltLeft KeyE", "Ctrl+Enter": "ControlLeft Enter", "f1": "F1",
+		"shift+tab": "ShiftLeft Tab", "ctrl+k": "ControlLeft KeyK", "alt+1": "AltLeft Digit1",
+	} {
+		got, err := ParseKeys(in)
+		if err != nil || strings.Join(got, " ") != want {
+			t.Errorf("ParseKeys(%q) = %v, %v; want %s", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"ctrl+", "e+ctrl", "f13", "hyper+a"} {
+		if _, err := ParseKeys(bad); err == nil {
+			t.Errorf("ParseKeys(%q) accepted", bad)
+		}
+	}
+}
+
+func TestClassifier(t *testing.T) {
+	no := false
+	a := &Adapter{Traffic: Traffic{Auxiliary: []Rule{
+		{Name: "title", Stream: &no, System: `(?i)title`},
+		{Name: "embeddings", Path: `/embeddings$`},
+		{Name: "second", Position: 2, User: `^Summarize`},
+	}}}
+	c := a.Classifier()
+	cases := []struct {
+		req  Request
+		want string
+	}{
+		{Request{Path: "/s/a/v1/chat/completions", Stream: true, System: "You write titles", Position: 1}, ""},
+		{Request{Path: "/s/a/v1/chat/completions", Stream: false, System: "You write titles", Position: 2}, "title"},
+		{Request{Path: "/s/a/v1/embeddings", Position: 1}, "embeddings"},
+		{Request{Path: "/v1/chat/completions", Stream: true, User: "Summarize it", Position: 2}, "second"},
+		{Request{Path: "/v1/chat/completions", Stream: true, User: "Summarize it", Position: 1}, ""},
+	}
+	for _, tc := range cases {
+		if got := c.Auxiliary(tc.req); got != tc.want {
+			t.Errorf("%+v: %q, want %q", tc.req, got, tc.want)
+		}
+	}
+}

@@ -1,0 +1,144 @@
+package driver
+
+import (
+	"archive/zip"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"dialogfarm/adapter"
+)
+
+// installExtensions makes dir the editor's extensions folder with every
+// adapter's plugin in it: a .vsix is installed with code-server
+// --install-extension (as a user would), a folder is linked. work holds
+// the installer's own XDG folders; it sees no other environment than PATH
+// and HOME.
+func installExtensions(ctx context.Context, bin, dir, work string, adapters []*adapter.Adapter) error {
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}
+	for _, k := range []string{"XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "TMPDIR"} {
+		d := filepath.Join(work, strings.ToLower(k))
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return fmt.Errorf("install plugins: %w", err)
+		}
+		env = append(env, k+"="+d)
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return fmt.Errorf("install plugins: %w", err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("install plugins: %w", err)
+	}
+	// Packaged ones first: code-server then writes extensions.json, which
+	// the linked folders are added to.
+	for _, a := range adapters {
+		if a.Extension.VSIX == "" {
+			continue
+		}
+		vsix := a.Path(a.Extension.VSIX)
+		cmd := exec.CommandContext(ctx, bin, "--extensions-dir", dir, "--install-extension", vsix, "--force")
+		cmd.Env = env
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("install %s from %s: %w: %s", a.Extension.ID, vsix, err, strings.TrimSpace(string(out)))
+		}
+	}
+	for _, a := range adapters {
+		if a.Extension.Folder == "" {
+			continue
+		}
+		src, err := filepath.Abs(a.Path(a.Extension.Folder))
+		if err != nil {
+			return fmt.Errorf("install %s: %w", a.Extension.ID, err)
+		}
+		m, err := ReadPluginManifest(src)
+		if err != nil {
+			return fmt.Errorf("install %s: %w", a.Extension.ID, err)
+		}
+		if m.ID() != a.Extension.ID {
+			return fmt.Errorf("install %s: %s says it is %s (adapter %s, field extension.id)", a.Extension.ID, src, m.ID(), a.Source)
+		}
+		rel := m.ID() + "-" + m.Version
+		if err := os.Symlink(src, filepath.Join(dir, rel)); err != nil {
+			return fmt.Errorf("install %s: %w", a.Extension.ID, err)
+		}
+		if err := addToExtensionsJSON(dir, m, rel); err != nil {
+			return fmt.Errorf("install %s: %w", a.Extension.ID, err)
+		}
+	}
+	return nil
+}
+
+// addToExtensionsJSON lists a linked extension in the folder's
+// extensions.json when code-server wrote one: with that file present it
+// loads only what the file lists.
+func addToExtensionsJSON(dir string, m PluginManifest, rel string) error {
+	path := filepath.Join(dir, "extensions.json")
+	data, err := os.ReadFile(path)
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var list []map[string]any
+	if err := json.Unmarshal(data, &list); err != nil {
+		return fmt.Errorf("read %s: %w", path, err)
+	}
+	list = append(list, map[string]any{
+		"identifier":       map[string]any{"id": m.ID()},
+		"version":          m.Version,
+		"location":         map[string]any{"$mid": 1, "path": filepath.Join(dir, rel), "scheme": "file"},
+		"relativeLocation": rel,
+	})
+	out, err := json.Marshal(list)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, out, 0o644)
+}
+
+// writeAdapterFiles writes every adapter's files under the editor's
+// user-data folder.
+func writeAdapterFiles(userData, secret string, adapters []*adapter.Adapter) error {
+	for _, a := range adapters {
+		for _, f := range a.Files {
+			v := adapter.Vars{Secret: secret, UserData: userData}
+			path := filepath.Join(userData, a.Expand(f.Path, v))
+			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+				return fmt.Errorf("write %s's file %s: %w", a.Name, f.Path, err)
+			}
+			if err := os.WriteFile(path, []byte(a.Expand(f.Content, v)), 0o600); err != nil {
+				return fmt.Errorf("write %s's file %s: %w", a.Name, f.Path, err)
+			}
+		}
+	}
+	return nil
+}
+
+// AdapterManifest reads the package.json of an adapter's plugin, from its
+// folder or from inside its .vsix (extension/package.json).
+func AdapterManifest(a *adapter.Adapter) (PluginManifest, error) {
+	if a.Extension.Folder != "" {
+		return ReadPluginManifest(a.Path(a.Extension.Folder))
+	}
+	var m PluginManifest
+	path := a.Path(a.Extension.VSIX)
+	z, err := zip.OpenReader(path)
+	if err != nil {
+		return m, fmt.Errorf("read plugin manifest: %w", err)
+	}
+	defer z.Close()
+	f, err := z.Open("extension/package.json")
+	if err != nil {
+		return m, fmt.Errorf("read plugin manifest in %s: %w", path, err)
+	}
+	defer f.Close()
+	if err := json.NewDecoder(f).Decode(&m); err != nil {
+		return m, fmt.Errorf("parse extension/package.json in %s: %w", path, err)
+	}
+	return m, nil
+}
