@@ -83,8 +83,8 @@ type Open struct {
 // Command is one plugin command as a developer reaches it.
 type Command struct {
 	ID         string `yaml:"id"`
-	Title      string `yaml:"title"`       // in the command palette
-	Keybinding string `yaml:"keybinding"`  // e.g. ctrl+alt+e
+	Title      string `yaml:"title"`        // in the command palette
+	Keybinding string `yaml:"keybinding"`   // e.g. ctrl+alt+e
 	Menu       string `yaml:"context_menu"` // the editor context-menu item's label; empty: not in that menu
 }
 
