@@ -1,7 +1,6 @@
 package tasks
 
 import (
-	"bytes"
 	"fmt"
 	"go/ast"
 	"go/format"
@@ -89,15 +88,10 @@ func goQualifiers(f *ast.File) map[string]bool {
 	return q
 }
 
-// stubMarker is what a stubbed function says when it runs.
+// isStubFailure reports whether a test's output shows a stub's own error.
 func isStubFailure(lang, output string) bool {
 	if lang == LangGo {
 		return strings.Contains(output, "TODO: implement")
 	}
 	return strings.Contains(output, "NotImplementedError")
-}
-
-// withTrailingNewline is src ending in exactly one newline.
-func withTrailingNewline(src []byte) []byte {
-	return append(bytes.TrimRight(src, "\n"), '\n')
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 )
@@ -30,10 +31,6 @@ type TestRunner interface {
 	// content) in place of the originals.
 	Run(ctx context.Context, files map[string][]byte, tests []Test) (map[string]TestRun, error)
 }
-
-// Wrapper turns a command (argv, working directory) into the command that
-// really runs, e.g. inside a sandbox; nil runs it as is.
-type Wrapper func(argv []string, dir string) []string
 
 // goRunner runs Go tests with `go test -overlay`, so the tree is never
 // touched: one test binary per package and state, each test run alone (a
@@ -82,20 +79,96 @@ func (r goRunner) Run(ctx context.Context, files map[string][]byte, tests []Test
 			}
 			continue
 		}
-		for _, t := range byPkg[dir] {
-			tmp := filepath.Join(work, "tmp-"+t.Name)
-			if err := os.MkdirAll(tmp, 0o755); err != nil {
-				return nil, err
-			}
-			res, err := runCmd(ctx, filepath.Join(r.repo, dir), []string{"TMPDIR=" + tmp}, r.timeout, bin,
-				"-test.run", "^"+t.Name+"$", "-test.count=1", "-test.timeout", r.timeout.String())
-			if err != nil {
-				return nil, err
-			}
-			out[t.ID] = classify(LangGo, res)
+		tmp := filepath.Join(work, fmt.Sprintf("tmp%d", i))
+		if err := os.MkdirAll(tmp, 0o755); err != nil {
+			return nil, err
+		}
+		batch, err := r.batch(ctx, bin, filepath.Join(r.repo, dir), tmp, byPkg[dir])
+		if err != nil {
+			return nil, err
+		}
+		for id, tr := range batch {
+			out[id] = tr
 		}
 	}
 	return out, nil
+}
+
+// batch runs tests in as few processes as it can: all of them in one
+// verbose run, then, when a panic (a stub's) ended the binary, the ones that
+// had not run yet in the next.
+func (r goRunner) batch(ctx context.Context, bin, dir, tmp string, tests []Test) (map[string]TestRun, error) {
+	out := map[string]TestRun{}
+	pending := tests
+	for len(pending) > 0 {
+		var names []string
+		for _, t := range pending {
+			names = append(names, regexp.QuoteMeta(t.Name))
+		}
+		res, err := runCmd(ctx, dir, []string{"TMPDIR=" + tmp}, r.timeout, bin,
+			"-test.run", "^("+strings.Join(names, "|")+")$", "-test.v", "-test.count=1", "-test.timeout", r.timeout.String())
+		if err != nil {
+			return nil, err
+		}
+		seg := testSegments(res.Output)
+		var next []Test
+		for _, t := range pending {
+			s, ran := seg[t.Name]
+			switch {
+			case ran && s.result == "PASS":
+				out[t.ID] = TestRun{Outcome: OutcomePass}
+			case ran && (s.result == "FAIL" || s.result == ""): // "": the binary died in it
+				out[t.ID] = classify(LangGo, runResult{Output: s.text, ExitCode: 1})
+			case ran && s.result == "SKIP":
+				out[t.ID] = TestRun{Outcome: OutcomeFail, Output: "skipped: " + tail(s.text, 500)}
+			default:
+				next = append(next, t)
+			}
+		}
+		if len(next) == len(pending) { // no progress: report, do not loop
+			for _, t := range next {
+				out[t.ID] = classify(LangGo, runResult{Output: res.Output, ExitCode: 1, TimedOut: res.TimedOut})
+			}
+			break
+		}
+		pending = next
+	}
+	return out, nil
+}
+
+type segment struct {
+	result string // PASS, FAIL, SKIP or "" when the test never finished
+	text   string
+}
+
+var goRunLine = regexp.MustCompile(`^=== RUN   (\S+)$`)
+
+// testSegments splits `go test -v` output into the part each top-level
+// test printed: from its RUN line to the next RUN line (a panic's trace
+// follows the FAIL line).
+func testSegments(output string) map[string]*segment {
+	segs := map[string]*segment{}
+	var cur *segment
+	for _, l := range strings.SplitAfter(output, "\n") {
+		line := strings.TrimRight(l, "\n")
+		if m := goRunLine.FindStringSubmatch(line); m != nil && !strings.Contains(m[1], "/") {
+			cur = &segment{}
+			segs[m[1]] = cur
+		}
+		if m := goTestLine.FindStringSubmatch(line); m != nil && !strings.Contains(m[2], "/") {
+			if s, ok := segs[m[2]]; ok {
+				s.result = m[1]
+				if s != cur { // a parallel test's result: its text is elsewhere
+					s.text += l
+					continue
+				}
+			}
+		}
+		if cur != nil {
+			cur.text += l
+		}
+	}
+	return segs
 }
 
 func classify(lang string, res runResult) TestRun {
