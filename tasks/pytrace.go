@@ -64,7 +64,11 @@ func newPytest(repo string, opt TraceOptions) (*pytest, func(), error) {
 func (p *pytest) run(ctx context.Context, dir string, ids []string, calls bool, tmp string) (*pyResult, runResult, error) {
 	out := filepath.Join(p.scripts, fmt.Sprintf("result-%d.json", os.Getpid()))
 	defer os.Remove(out)
-	env := []string{"PYTHONPATH=" + p.scripts, "DIALOGFARM_TRACE_ROOT=" + dir, "DIALOGFARM_TRACE_OUT=" + out,
+	pp := p.scripts
+	if old := os.Getenv("PYTHONPATH"); old != "" {
+		pp += string(os.PathListSeparator) + old
+	}
+	env := []string{"PYTHONPATH=" + pp, "DIALOGFARM_TRACE_ROOT=" + dir, "DIALOGFARM_TRACE_OUT=" + out,
 		"PYTHONDONTWRITEBYTECODE=1", "PYTHONHASHSEED=0", "TMPDIR=" + tmp}
 	if !calls {
 		env = append(env, "DIALOGFARM_TRACE_CALLS=0")

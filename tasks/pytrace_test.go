@@ -2,6 +2,8 @@ package tasks
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 
@@ -62,5 +64,47 @@ func TestTracePythonFixture(t *testing.T) {
 	slices.Sort(initNames)
 	if d := cmp.Diff([]string{"build_registry", "logged", "normalize"}, initNames); d != "" {
 		t.Errorf("init nodes (-want +got):\n%s", d)
+	}
+}
+
+// TestTracePythonMonitoring traces the fixture again under Python ≥ 3.12,
+// where the plugin uses sys.monitoring instead of setprofile, with
+// Debian's pytest (pure Python) on PYTHONPATH; the graph must not change.
+func TestTracePythonMonitoring(t *testing.T) {
+	var py string
+	for _, v := range []string{"3.13", "3.12"} {
+		for _, p := range []string{"/usr/bin/python" + v, "/usr/local/bin/python" + v} {
+			if _, err := os.Stat(p); err == nil && py == "" {
+				py = p
+			}
+		}
+		if m, _ := filepath.Glob("/root/.pyenv/versions/" + v + ".*/bin/python" + v); py == "" && len(m) > 0 {
+			py = m[len(m)-1]
+		}
+	}
+	if py == "" {
+		t.Skip("no Python ≥ 3.12 on this machine")
+	}
+	dir := t.TempDir()
+	for _, m := range []string{"_pytest", "pytest", "pluggy", "iniconfig", "packaging", "attr", "attrs", "py.py"} {
+		if _, err := os.Stat("/usr/lib/python3/dist-packages/" + m); err == nil {
+			if err := os.Symlink("/usr/lib/python3/dist-packages/"+m, filepath.Join(dir, m)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	t.Setenv("PYTHONPATH", dir)
+	g, err := Trace(context.Background(), "testdata/pyfix", TraceOptions{Python: py, Runs: 1, Log: zaptest.NewLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := tracePyFixture(t)
+	if d := cmp.Diff(edgeNames(base, ""), edgeNames(g, "")); d != "" {
+		t.Errorf("edges under %s (-setprofile +sys.monitoring):\n%s", py, d)
+	}
+	got := coverNames(g, "")
+	delete(got, "tests/test_util.py::test_flaky") // one run: not detected
+	if d := cmp.Diff(coverNames(base, ""), got); d != "" {
+		t.Errorf("covers under %s (-setprofile +sys.monitoring):\n%s", py, d)
 	}
 }
