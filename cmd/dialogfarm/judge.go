@@ -36,7 +36,7 @@ input's folder (pool.cache_dir), so a second run costs nothing.`,
 	f := cmd.Flags()
 	f.String("in", "", "dialogues file, e.g. run/dialogues.jsonl (required)")
 	f.String("out", "", "judged dialogues to write (required)")
-	f.String("scores", "", "also write judge-eval lines per turn to this file")
+	f.String("scores", "", `also write one judge-eval line per turn to this file: {"id":"<config id>#<turn>","score","intent","language","locale"}`)
 	f.Bool("rules-only", false, "ignore the judge endpoint: rule deductions only, said in every verdict")
 	f.Int("jobs", 4, "dialogues judged at once")
 	f.String("tasks", "", "a `tasks build` folder: generate/fix answers of dialogues driven from its configs run against their step's tests in the sandbox")

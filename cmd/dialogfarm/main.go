@@ -58,6 +58,13 @@ type app struct {
 // run builds the command tree and executes it with args.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	a := &app{stdout: stdout, stderr: stderr, v: viper.New()}
+	root := newRoot(a)
+	root.SetArgs(args)
+	return root.ExecuteContext(ctx)
+}
+
+// newRoot builds the command tree on a.
+func newRoot(a *app) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "dialogfarm",
 		Short:         "Simulate developers in a real editor to produce SFT data for code assistants",
@@ -74,16 +81,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		},
 	}
 	root.SetVersionTemplate("dialogfarm {{.Version}}\n")
-	root.SetArgs(args)
-	root.SetOut(stdout)
-	root.SetErr(stderr)
+	root.SetOut(a.stdout)
+	root.SetErr(a.stderr)
 	root.PersistentFlags().String("config", "", "config file (dialogfarm.yaml; default $DIALOGFARM_CONFIG); DIALOGFARM_* env vars and flags override it")
 	root.PersistentFlags().BoolVarP(&a.verbose, "verbose", "v", false, "debug logging")
 	root.PersistentFlags().StringVar(&a.logFormat, "log-format", logConsole, "log format on stderr: console (readable lines) or json (one JSON object a line, with time; progress as log entries)")
 	for _, add := range commands {
 		root.AddCommand(add(a))
 	}
-	return root.ExecuteContext(ctx)
+	return root
 }
 
 // commands lists the subcommand constructors; each lives in its own file.
