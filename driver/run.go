@@ -289,7 +289,7 @@ func (r *Runner) Drive(ctx context.Context, configs []dialog.ChatConfig) (Summar
 	for _, sess := range r.sessions[:min(r.cfg.Sessions, len(todo))] {
 		g.Go(func() error {
 			for c := range jobs {
-				d, ok := r.driveOne(gctx, sess, c)
+				d, ok, _ := r.driveOne(gctx, sess, c)
 				if !ok {
 					return nil // cancelled: not recorded, runs again on resume
 				}
@@ -318,23 +318,25 @@ func (r *Runner) Drive(ctx context.Context, configs []dialog.ChatConfig) (Summar
 }
 
 // driveOne drives one config and recovers the session after a failure.
-// ok is false when the run was cancelled while the config was in flight.
-func (r *Runner) driveOne(ctx context.Context, sess *Session, c dialog.ChatConfig) (dialog.Dialogue, bool) {
+// ok is false when the run was cancelled while the config was in flight;
+// retry says a failure may pass on another attempt (anything but a config
+// that does not fit its repository).
+func (r *Runner) driveOne(ctx context.Context, sess *Session, c dialog.ChatConfig) (d dialog.Dialogue, ok, retry bool) {
 	if err := r.refresh(ctx, sess); err != nil {
 		d := dialog.Dialogue{ConfigID: c.ID, Config: c, Session: sess.ID, StartedAt: time.Now().UTC(),
 			Status: dialog.StatusFailed, FailedStep: "editor", Error: err.Error()}
-		return d, ctx.Err() == nil
+		return d, ctx.Err() == nil, true
 	}
 	r.cfg.Assignments.set(sess.ID, &c)
 	d, err := sess.Drive(ctx, c)
 	r.cfg.Assignments.set(sess.ID, nil)
 	d.Versions = r.Versions()
 	if ctx.Err() != nil {
-		return d, false
+		return d, false, false
 	}
 	if err == nil {
 		sess.log.Info("dialogue recorded", zap.String("config", c.ID), zap.Int("turns", len(d.Turns)), zap.Float64("seconds", d.Seconds))
-		return d, true
+		return d, true, false
 	}
 	sess.log.Warn("config failed", zap.String("config", c.ID), zap.String("step", d.FailedStep), zap.String("error", d.Error))
 	if !errors.Is(err, ErrConfig) {
@@ -345,7 +347,7 @@ func (r *Runner) driveOne(ctx context.Context, sess *Session, c dialog.ChatConfi
 		d.Artifacts = dir
 		sess.reload()
 	}
-	return d, true
+	return d, true, !errors.Is(err, ErrConfig)
 }
 
 // refresh makes sure the session's editor and window are alive, restarting

@@ -22,41 +22,50 @@ import (
 type DriveConfig struct {
 	Capture capture.Config
 	Run     driver.RunConfig
+	// Farm is the queue the configs go through (embedded by default).
+	Farm FarmConfig
 }
 
-// Drive starts the capture endpoint answering with responder, starts the
-// editor and browser, drives every config not yet recorded ok in
-// cfg.Run.Out, and stops everything. Every exchange is also appended to
+// Drive starts the capture endpoint answering with responder, puts every
+// config not yet recorded ok in cfg.Run.Out on the farm's queue (embedded
+// unless cfg.Farm names a remote one), drives them with local simulators
+// (and any remote workers), collects one record per config, and stops
+// everything. Every exchange is also appended to
 // OUT/exchanges.jsonl as it completes, so a request and its answers are kept
 // even when the dialogue that made it fails later. When every config is
 // already recorded ok, nothing is started.
-func Drive(ctx context.Context, cfg DriveConfig, configs []dialog.ChatConfig, responder capture.Responder, followUps driver.FollowUps, log *zap.Logger) (driver.Summary, error) {
-	if err := os.MkdirAll(cfg.Run.Out, 0o755); err != nil {
-		return driver.Summary{}, fmt.Errorf("create run folder: %w", err)
-	}
+func Drive(ctx context.Context, cfg DriveConfig, configs []dialog.ChatConfig, responder capture.Responder, followUps driver.FollowUps, log *zap.Logger) (sum driver.Summary, err error) {
 	if sum, done, err := allRecorded(cfg.Run.Out, configs); err != nil || done {
 		return sum, err
 	}
+	err = withCapture(ctx, cfg, responder, log, func(srv *capture.Server) error {
+		sum, err = driveFarm(ctx, cfg, configs, srv, followUps, log)
+		return err
+	})
+	return sum, err
+}
+
+// withCapture runs f with the capture endpoint listening and recording
+// every exchange in OUT/exchanges.jsonl.
+func withCapture(ctx context.Context, cfg DriveConfig, responder capture.Responder, log *zap.Logger, f func(*capture.Server) error) error {
+	if err := os.MkdirAll(cfg.Run.Out, 0o755); err != nil {
+		return fmt.Errorf("create run folder: %w", err)
+	}
 	sink, err := openExchangeLog(filepath.Join(cfg.Run.Out, "exchanges.jsonl"))
 	if err != nil {
-		return driver.Summary{}, err
+		return err
 	}
 	defer sink.Close()
 	srv, err := capture.Listen(ctx, cfg.Capture, responder, sink, log)
 	if err != nil {
-		return driver.Summary{}, err
+		return err
 	}
 	defer func() {
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		defer cancel()
 		_ = srv.Shutdown(sctx)
 	}()
-	r := driver.NewRunner(cfg.Run, srv, followUps, log)
-	if err := r.Start(ctx); err != nil {
-		return driver.Summary{}, err
-	}
-	defer r.Stop()
-	return r.Drive(ctx, configs)
+	return f(srv)
 }
 
 // allRecorded says whether every config is already recorded ok in dir.
@@ -76,12 +85,13 @@ func allRecorded(dir string, configs []dialog.ChatConfig) (driver.Summary, bool,
 	return sum, true, nil
 }
 
-// exchangeLog appends exchanges as JSON lines, synced, with '<', '>' and
-// '&' kept as written.
+// exchangeLog appends exchanges (and the farm's attempts and dead letters)
+// as JSON lines, synced, with '<', '>' and '&' kept as written.
 type exchangeLog struct {
-	mu sync.Mutex
-	f  *os.File
-	w  *bufio.Writer
+	mu   sync.Mutex
+	path string
+	f    *os.File
+	w    *bufio.Writer
 }
 
 var _ capture.Sink = (*exchangeLog)(nil)
@@ -89,22 +99,30 @@ var _ capture.Sink = (*exchangeLog)(nil)
 func openExchangeLog(path string) (*exchangeLog, error) {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
-		return nil, fmt.Errorf("open exchange log: %w", err)
+		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
-	return &exchangeLog{f: f, w: bufio.NewWriter(f)}, nil
+	return &exchangeLog{path: path, f: f, w: bufio.NewWriter(f)}, nil
 }
 
 // Record appends one exchange.
 func (l *exchangeLog) Record(ex dialog.Exchange) error {
+	if err := l.Append(ex); err != nil {
+		return fmt.Errorf("append exchange %s/%d: %w", ex.Session, ex.Seq, err)
+	}
+	return nil
+}
+
+// Append appends one JSON value and syncs it.
+func (l *exchangeLog) Append(v any) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	enc := json.NewEncoder(l.w)
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(ex); err != nil {
-		return fmt.Errorf("append exchange %s/%d: %w", ex.Session, ex.Seq, err)
+	if err := enc.Encode(v); err != nil {
+		return fmt.Errorf("append to %s: %w", l.path, err)
 	}
 	if err := l.w.Flush(); err != nil {
-		return fmt.Errorf("append exchange %s/%d: %w", ex.Session, ex.Seq, err)
+		return fmt.Errorf("append to %s: %w", l.path, err)
 	}
 	return l.f.Sync()
 }

@@ -60,9 +60,10 @@ func (a *app) queryModel() (configgen.Model, error) {
 // addDriveFlags adds the flags of the drive stage.
 func addDriveFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
-	f.Int("sessions", 1, "simulators (browser windows) driving at once on one code-server")
+	f.Int("sessions", 1, "simulators (browser windows) driving at once on one code-server; 0 with --nats leaves the driving to remote workers")
 	f.StringSlice("adapter", []string{adapter.DefaultName}, "plugin adapter: a bundled name ("+strings.Join(adapter.Bundled(), ", ")+") or an adapter YAML file; repeat for several plugins (the first drives configs without a plugin field)")
 	f.Duration("answer-timeout", 5*time.Minute, "longest wait for one answer")
+	addFarmFlags(cmd)
 }
 
 func (a *app) drive(ctx context.Context) error {
@@ -85,6 +86,9 @@ func (a *app) drive(ctx context.Context) error {
 	}
 	dc, err := a.driveConfig(out)
 	if err != nil {
+		return err
+	}
+	if err := a.startMetrics(ctx, &dc); err != nil {
 		return err
 	}
 	responder, report, err := a.responder(out, dc.Run.Assignments)
@@ -142,7 +146,12 @@ func (a *app) driveConfig(out string) (pipeline.DriveConfig, error) {
 	rc.Timeouts.Answer = a.v.GetDuration("answer-timeout")
 	rc.PluginVersion = strings.Join(versions, ",")
 	rc.Assignments = driver.NewAssignments()
-	return pipeline.DriveConfig{Capture: capture.DefaultConfig(), Run: rc}, nil
+	fc, err := a.farmConfig()
+	if err != nil {
+		return pipeline.DriveConfig{}, err
+	}
+	fc.Local = rc.Sessions > 0 || fc.NATS.URL == ""
+	return pipeline.DriveConfig{Capture: capture.DefaultConfig(), Run: rc, Farm: fc}, nil
 }
 
 // readConfigs reads a configs file.

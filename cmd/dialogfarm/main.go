@@ -107,6 +107,9 @@ var commands = []func(*app) *cobra.Command{
 	pipelineCmd,
 	tasksCmd,
 	mcpCmd,
+	farmCmd,
+	workerCmd,
+	statusCmd,
 }
 
 // init reads the config file and environment into the flags (strictly:

@@ -100,6 +100,9 @@ func (a *app) run(ctx context.Context) error {
 	if cfg.Drive, err = a.driveConfig(out); err != nil {
 		return err
 	}
+	if err := a.startMetrics(ctx, &cfg.Drive); err != nil {
+		return err
+	}
 	cfg.Export = sft.Options{Format: a.v.GetString("format"), MinScore: a.v.GetFloat64("min-score"),
 		Meta: a.v.GetString("meta"), AllowOffline: a.v.GetBool("allow-offline")}
 	if err := cfg.Export.Validate(); err != nil {

@@ -1,0 +1,276 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/nats-io/nkeys"
+	"github.com/spf13/cobra"
+	"go.uber.org/zap"
+	"gopkg.in/yaml.v3"
+
+	"dialogfarm/configgen"
+	"dialogfarm/farm"
+	"dialogfarm/pipeline"
+)
+
+// addFarmFlags adds the flags that say where the drive queue lives.
+func addFarmFlags(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.Int("attempts", 3, "how often a failing dialogue is driven (a timed-out step under load is retried on a fresh window)")
+	f.String("nats", "", "address of a shared farm (dialogfarm farm serve or a NATS cluster with JetStream), e.g. tls://farm.example:4222; empty: embedded in this process")
+	f.String("nats-creds", "", "NATS credentials file (JWT + NKey seed) for --nats")
+	f.String("nats-nkey", "", "file holding a NATS user NKey seed for --nats (see dialogfarm farm nkey)")
+	f.String("nats-ca", "", "CA certificate that signed the farm server's TLS certificate")
+	f.String("nats-cert", "", "client TLS certificate for --nats (when the server requires one)")
+	f.String("nats-key", "", "client TLS key for --nats-cert")
+	f.String("metrics-addr", "", "serve Prometheus metrics on this address (e.g. 127.0.0.1:9464); empty: none")
+}
+
+// farmConfig reads the flags addFarmFlags added.
+func (a *app) farmConfig() (pipeline.FarmConfig, error) {
+	fc := pipeline.DefaultFarmConfig()
+	fc.Attempts = a.v.GetInt("attempts")
+	if fc.Attempts < 1 {
+		return fc, fmt.Errorf("--attempts %d: want at least 1", fc.Attempts)
+	}
+	fc.NATS = farm.ClientConfig{
+		URL: a.v.GetString("nats"), Creds: a.v.GetString("nats-creds"), NkeySeed: a.v.GetString("nats-nkey"),
+		CAFile: a.v.GetString("nats-ca"), CertFile: a.v.GetString("nats-cert"), KeyFile: a.v.GetString("nats-key"),
+		Name: "dialogfarm",
+	}
+	if fc.NATS.Creds != "" && fc.NATS.NkeySeed != "" {
+		return fc, errors.New("--nats-creds and --nats-nkey: give one")
+	}
+	return fc, nil
+}
+
+// startMetrics serves the drive stage's metrics when --metrics-addr is set.
+func (a *app) startMetrics(ctx context.Context, dc *pipeline.DriveConfig) error {
+	addr := a.v.GetString("metrics-addr")
+	if addr == "" {
+		return nil
+	}
+	dc.Farm.Metrics = farm.NewMetrics(farm.DefaultWorkerConfig().ID)
+	return serveMetrics(ctx, addr, dc.Farm.Metrics, a.log)
+}
+
+// serveMetrics serves m on addr until ctx ends; empty addr serves nothing.
+func serveMetrics(ctx context.Context, addr string, m *farm.Metrics, log *zap.Logger) error {
+	if addr == "" {
+		return nil
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("metrics address %s: %w", addr, err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", m.Handler())
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() {
+		<-ctx.Done()
+		_ = srv.Close()
+	}()
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Warn("metrics server", zap.Error(err))
+		}
+	}()
+	log.Info("metrics served", zap.String("url", "http://"+ln.Addr().String()+"/metrics"))
+	return nil
+}
+
+func farmCmd(a *app) *cobra.Command {
+	cmd := &cobra.Command{Use: "farm", Short: "Hold a shared queue for many worker machines (NATS JetStream)"}
+	serve := &cobra.Command{
+		Use:   "serve",
+		Short: "Run a NATS server with JetStream that runs enqueue into and workers pull from",
+		Long: `farm serve runs an embedded NATS server with JetStream for a farm of many
+machines. Runs (dialogfarm run|drive --nats URL) enqueue their configs and
+collect the results; workers (dialogfarm worker --nats URL) pull jobs and
+drive their own editors. Give --users to require NKey authentication with
+least-privilege permissions (a worker can pull jobs and publish results,
+nothing else) and --tls-cert/--tls-key to require TLS.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return a.farmServe(cmd.Context()) },
+	}
+	f := serve.Flags()
+	f.String("listen", "127.0.0.1:4222", "client address (host:port)")
+	f.String("store", "farm-store", "JetStream file store folder")
+	f.String("name", "", "server name (unique in a cluster; default the host name)")
+	f.String("cluster", "", "this node's cluster address (host:port) for a cluster of farm servers")
+	f.StringSlice("routes", nil, "the other nodes' cluster addresses (nats://host:port)")
+	f.String("users", "", "YAML file: a list of {nkey: U..., role: worker|coordinator}; empty: no client authentication (only on a trusted network)")
+	f.String("tls-cert", "", "server TLS certificate")
+	f.String("tls-key", "", "server TLS key")
+	f.String("tls-ca", "", "CA of client certificates; when set, clients must present one")
+	nkey := &cobra.Command{
+		Use:   "nkey",
+		Short: "Make a user NKey: the seed goes to a file (0600), the public key is printed for --users",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return farmNkey(a.v.GetString("seed-file"), a)
+		},
+	}
+	nkey.Flags().String("seed-file", "", "file to write the seed to (required)")
+	cmd.AddCommand(serve, nkey)
+	return cmd
+}
+
+func (a *app) farmServe(ctx context.Context) error {
+	name := a.v.GetString("name")
+	if name == "" {
+		name, _ = os.Hostname()
+	}
+	cfg := farm.ServerConfig{Name: name, StoreDir: a.v.GetString("store"), Listen: a.v.GetString("listen"),
+		Cluster: a.v.GetString("cluster"), Routes: a.v.GetStringSlice("routes")}
+	if cfg.Listen == "" {
+		return errors.New("farm serve: --listen is required")
+	}
+	if path := a.v.GetString("users"); path != "" {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return fmt.Errorf("read --users: %w", err)
+		}
+		dec := yaml.NewDecoder(bytes.NewReader(data))
+		dec.KnownFields(true)
+		if err := dec.Decode(&cfg.Users); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		for i, u := range cfg.Users {
+			if !nkeys.IsValidPublicUserKey(u.Nkey) {
+				return fmt.Errorf("%s: user %d: field nkey: %q is not a public user NKey (U...)", path, i+1, u.Nkey)
+			}
+		}
+	}
+	if cert, key := a.v.GetString("tls-cert"), a.v.GetString("tls-key"); cert != "" || key != "" {
+		tc, err := serverTLS(cert, key, a.v.GetString("tls-ca"))
+		if err != nil {
+			return err
+		}
+		cfg.TLS = tc
+	}
+	srv, err := farm.StartServer(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer srv.Shutdown()
+	nc, err := srv.Connect()
+	if err != nil {
+		return err
+	}
+	js, err := farm.JetStream(nc)
+	if err == nil {
+		qc := farm.DefaultQueueConfig()
+		if len(cfg.Routes) > 0 {
+			qc.Replicas = 3
+		}
+		_, err = farm.Setup(ctx, js, qc)
+	}
+	nc.Close()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(a.stdout, "farm: serving on %s (store %s); stop with Ctrl+C\n", srv.ClientURL(), cfg.StoreDir)
+	<-ctx.Done()
+	return nil
+}
+
+func serverTLS(certFile, keyFile, caFile string) (*tls.Config, error) {
+	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err != nil {
+		return nil, fmt.Errorf("load --tls-cert/--tls-key: %w", err)
+	}
+	tc := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	if caFile != "" {
+		pem, err := os.ReadFile(caFile)
+		if err != nil {
+			return nil, fmt.Errorf("read --tls-ca: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("--tls-ca %s: no PEM certificate", caFile)
+		}
+		tc.ClientCAs, tc.ClientAuth = pool, tls.RequireAndVerifyClientCert
+	}
+	return tc, nil
+}
+
+func farmNkey(seedFile string, a *app) error {
+	if seedFile == "" {
+		return errors.New("farm nkey: --seed-file is required")
+	}
+	kp, err := nkeys.CreateUser()
+	if err != nil {
+		return err
+	}
+	seed, _ := kp.Seed()
+	pub, _ := kp.PublicKey()
+	if err := os.MkdirAll(filepath.Dir(seedFile), 0o700); err != nil {
+		return err
+	}
+	if err := os.WriteFile(seedFile, append(seed, '\n'), 0o600); err != nil {
+		return fmt.Errorf("write seed: %w", err)
+	}
+	fmt.Fprintf(a.stdout, "seed written to %s; public key for --users:\n%s\n", seedFile, pub)
+	return nil
+}
+
+func workerCmd(a *app) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "worker",
+		Short: "Pull jobs from a shared farm and drive them in this machine's editors",
+		Long: `worker connects to a farm (dialogfarm farm serve, or a NATS cluster with
+JetStream), starts its own code-server and Chromium with --sessions
+simulators, and drives the jobs of every run on the farm, publishing each
+config's record for the run that enqueued it. The repositories the configs
+name must exist at the same paths on this machine. --out keeps the editor's
+folders, exchanges.jsonl and failure artifacts.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return a.worker(cmd.Context()) },
+	}
+	cmd.Flags().String("out", "", "this worker's folder (default out/worker-<host>)")
+	addDriveFlags(cmd)
+	addQueryModelFlags(cmd)
+	addResponderFlags(cmd)
+	addToolFlags(cmd)
+	return cmd
+}
+
+func (a *app) worker(ctx context.Context) error {
+	out := a.v.GetString("out")
+	if out == "" {
+		host, _ := os.Hostname()
+		out = filepath.Join("out", "worker-"+host)
+	}
+	dc, err := a.driveConfig(out)
+	if err != nil {
+		return err
+	}
+	if dc.Farm.NATS.URL == "" {
+		return errors.New("worker: --nats is required (the farm to pull jobs from)")
+	}
+	if err := a.startMetrics(ctx, &dc); err != nil {
+		return err
+	}
+	responder, report, err := a.responder(out, dc.Run.Assignments)
+	if err != nil {
+		return err
+	}
+	defer report(a.stderr)
+	fmt.Fprintf(a.stderr, "worker: pulling jobs from %s with %d simulators\n", dc.Farm.NATS.URL, max(dc.Run.Sessions, 1))
+	qm, err := a.queryModel()
+	if err != nil {
+		return err
+	}
+	return pipeline.Work(ctx, dc, responder, configgen.NewFollowUpWriter(qm), a.log)
+}

@@ -1,0 +1,67 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"dialogfarm/farm"
+	"dialogfarm/pipeline"
+)
+
+func statusCmd(a *app) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "status [RUN]",
+		Short: "Show a run's progress, rate, ETA and failures, or a shared farm's queue and workers",
+		Long: `status RUN reads a run folder: configs recorded ok, failed and
+dead-lettered, failed attempts that were retried, the rate and the time
+left, failures by class (the step they failed at) and records per
+simulator. status --nats URL reads a shared farm: jobs queued and in
+flight, results and dead letters (of --run only, when given) and the
+health of every worker.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return a.status(cmd.Context(), args) },
+	}
+	f := cmd.Flags()
+	f.String("nats", "", "a shared farm's address")
+	f.String("nats-creds", "", "NATS credentials file for --nats")
+	f.String("nats-nkey", "", "file holding a NATS user NKey seed for --nats")
+	f.String("nats-ca", "", "CA certificate of the farm server")
+	f.String("run", "", "with --nats: count this run's results only (its name is in RUN/farm.json)")
+	return cmd
+}
+
+func (a *app) status(ctx context.Context, args []string) error {
+	if url := a.v.GetString("nats"); url != "" {
+		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		nc, err := farm.Dial(cctx, farm.ClientConfig{URL: url, Creds: a.v.GetString("nats-creds"),
+			NkeySeed: a.v.GetString("nats-nkey"), CAFile: a.v.GetString("nats-ca"), Name: "dialogfarm-status"})
+		if err != nil {
+			return err
+		}
+		defer nc.Close()
+		js, err := farm.JetStream(nc)
+		if err != nil {
+			return err
+		}
+		st, err := farm.ReadStatus(cctx, js, a.v.GetString("run"))
+		if err != nil {
+			return err
+		}
+		fmt.Fprint(a.stdout, st.Text(time.Now()))
+		return nil
+	}
+	if len(args) != 1 {
+		return errors.New("status: name a run folder, or give --nats")
+	}
+	st, err := pipeline.ReadRunStatus(args[0])
+	if err != nil {
+		return err
+	}
+	fmt.Fprint(a.stdout, st.Text())
+	return nil
+}

@@ -1,0 +1,249 @@
+package farm
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"go.uber.org/zap"
+
+	"dialogfarm/dialog"
+)
+
+// Records is the run folder's record log (*driver.RecordLog).
+type Records interface {
+	Done(id string) bool
+	Append(d dialog.Dialogue) error
+}
+
+// CollectConfig says what a run waits for and where its outcomes go.
+type CollectConfig struct {
+	Run string
+	// Want are the config ids the run waits for (those it enqueued).
+	Want []string
+	// Records receives one record per config: its result, or a failed
+	// record naming the dead letter.
+	Records Records
+	// Attempts and Dead receive the failed attempts that were retried
+	// and the dead letters (one JSON value each); nil drops them.
+	Attempts, Dead func(v any) error
+	// Progress is called after each config's outcome.
+	Progress func(Progress)
+	Metrics  *Metrics
+}
+
+// Progress says how far a collected run has got.
+type Progress struct {
+	Done, Total, OK, Failed, Dead, Retried int
+	Elapsed                                time.Duration
+	Last                                   dialog.Dialogue
+}
+
+// FailedStepDead is the failed step of a dead-lettered config's record.
+const FailedStepDead = "dead_letter"
+
+// Collect writes the run's results into its record log until every wanted
+// config has an outcome or ctx ends. It is safe to run again after a crash:
+// its consumers are durable (what was acknowledged is not delivered again)
+// and a config the record log already holds is not appended twice.
+func (q *Queue) Collect(ctx context.Context, cfg CollectConfig, log *zap.Logger) (Progress, error) {
+	start := time.Now()
+	prog := Progress{Total: len(cfg.Want)}
+	remaining := make(map[string]bool, len(cfg.Want))
+	for _, id := range cfg.Want {
+		remaining[id] = true
+	}
+	if len(remaining) == 0 {
+		return prog, nil
+	}
+	type item struct {
+		kind string
+		msg  jetstream.Msg
+	}
+	in := make(chan item)
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	run := token(cfg.Run)
+	sources := []struct {
+		kind    string
+		stream  string
+		filters []string
+	}{
+		{"result", ResultsStream, []string{"dfarm.results." + run + ".>"}},
+		{"dead", DeadStream, []string{"dfarm.dead." + run + ".>"}},
+		{"event", EventsStream, []string{"dfarm.events." + run + ".>", maxDeliveriesAdvisory}},
+	}
+	var iters []jetstream.MessagesContext
+	defer func() {
+		for _, it := range iters {
+			it.Stop()
+		}
+	}()
+	for _, src := range sources {
+		var cons jetstream.Consumer
+		err := retry(ctx, func(ctx context.Context) (err error) {
+			cons, err = q.js.CreateOrUpdateConsumer(ctx, src.stream, jetstream.ConsumerConfig{
+				Durable: "collect_" + run + "_" + src.kind, AckPolicy: jetstream.AckExplicitPolicy,
+				FilterSubjects: src.filters, AckWait: 30 * time.Second, InactiveThreshold: 7 * 24 * time.Hour,
+			})
+			return err
+		})
+		if err != nil {
+			return prog, fmt.Errorf("collector consumer on %s: %w", src.stream, err)
+		}
+		it, err := cons.Messages(jetstream.PullMaxMessages(16))
+		if err != nil {
+			return prog, fmt.Errorf("collect from %s: %w", src.stream, err)
+		}
+		iters = append(iters, it)
+		go func() {
+			for {
+				msg, err := it.Next()
+				if err != nil {
+					return // stopped
+				}
+				select {
+				case in <- item{src.kind, msg}:
+				case <-cctx.Done():
+					return
+				}
+			}
+		}()
+	}
+	for len(remaining) > 0 {
+		var it item
+		select {
+		case <-ctx.Done():
+			return prog, ctx.Err()
+		case it = <-in:
+		}
+		var err error
+		switch it.kind {
+		case "result":
+			err = q.collectResult(it.msg, cfg, remaining, &prog)
+		case "dead":
+			err = q.collectDead(it.msg, cfg, remaining, &prog)
+		case "event":
+			err = q.collectEvent(ctx, it.msg, cfg, &prog, log)
+		}
+		if err != nil {
+			_ = it.msg.Nak()
+			return prog, err
+		}
+		if err := it.msg.Ack(); err != nil {
+			log.Warn("ack collected message", zap.String("subject", it.msg.Subject()), zap.Error(err))
+		}
+		prog.Elapsed = time.Since(start)
+	}
+	return prog, nil
+}
+
+func (q *Queue) collectResult(msg jetstream.Msg, cfg CollectConfig, remaining map[string]bool, prog *Progress) error {
+	var r Result
+	if err := json.Unmarshal(msg.Data(), &r); err != nil {
+		return fmt.Errorf("result %s: %w", msg.Subject(), err)
+	}
+	id := r.Dialogue.ConfigID
+	if !remaining[id] {
+		return nil // an outcome this run already has
+	}
+	if !cfg.Records.Done(id) {
+		if err := cfg.Records.Append(r.Dialogue); err != nil {
+			return err
+		}
+	}
+	delete(remaining, id)
+	prog.Done++
+	if r.Dialogue.Status == dialog.StatusOK {
+		prog.OK++
+	} else {
+		prog.Failed++
+	}
+	prog.Last = r.Dialogue
+	if cfg.Progress != nil {
+		cfg.Progress(*prog)
+	}
+	return nil
+}
+
+func (q *Queue) collectDead(msg jetstream.Msg, cfg CollectConfig, remaining map[string]bool, prog *Progress) error {
+	var dl DeadLetter
+	if err := json.Unmarshal(msg.Data(), &dl); err != nil {
+		return fmt.Errorf("dead letter %s: %w", msg.Subject(), err)
+	}
+	if !remaining[dl.ConfigID] {
+		return nil
+	}
+	if cfg.Dead != nil {
+		if err := cfg.Dead(dl); err != nil {
+			return err
+		}
+	}
+	d := dialog.Dialogue{ConfigID: dl.ConfigID, Config: dl.Config, Status: dialog.StatusFailed,
+		FailedStep: FailedStepDead, Error: dl.Reason, StartedAt: dl.At}
+	if !cfg.Records.Done(dl.ConfigID) {
+		if err := cfg.Records.Append(d); err != nil {
+			return err
+		}
+	}
+	delete(remaining, dl.ConfigID)
+	prog.Done++
+	prog.Dead++
+	prog.Last = d
+	cfg.Metrics.Dead()
+	if cfg.Progress != nil {
+		cfg.Progress(*prog)
+	}
+	return nil
+}
+
+// collectEvent writes a retried attempt, or turns a max-deliveries
+// advisory for one of this run's jobs into a dead letter.
+func (q *Queue) collectEvent(ctx context.Context, msg jetstream.Msg, cfg CollectConfig, prog *Progress, log *zap.Logger) error {
+	if !strings.HasPrefix(msg.Subject(), "$JS.EVENT.") {
+		var a Attempt
+		if err := json.Unmarshal(msg.Data(), &a); err != nil {
+			return fmt.Errorf("attempt %s: %w", msg.Subject(), err)
+		}
+		prog.Retried++
+		if cfg.Attempts != nil {
+			return cfg.Attempts(a)
+		}
+		return nil
+	}
+	var adv struct {
+		StreamSeq  uint64 `json:"stream_seq"`
+		Deliveries uint64 `json:"deliveries"`
+	}
+	if err := json.Unmarshal(msg.Data(), &adv); err != nil {
+		return fmt.Errorf("advisory %s: %w", msg.Subject(), err)
+	}
+	raw, err := q.jobs.GetMsg(ctx, adv.StreamSeq)
+	if err != nil {
+		log.Debug("max-deliveries advisory for a job that is gone", zap.Uint64("seq", adv.StreamSeq), zap.Error(err))
+		return nil
+	}
+	var job Job
+	if err := json.Unmarshal(raw.Data, &job); err != nil || job.Run != cfg.Run {
+		return nil // another run's job (its own collector handles it)
+	}
+	dl := DeadLetter{Run: job.Run, ConfigID: job.Config.ID, Config: job.Config, Deliveries: int(adv.Deliveries), At: time.Now().UTC(),
+		Reason: fmt.Sprintf("no outcome after %d deliveries (workers died or stopped mid-dialogue each time)", adv.Deliveries)}
+	data, err := json.Marshal(dl)
+	if err != nil {
+		return err
+	}
+	if err := retry(ctx, func(ctx context.Context) error {
+		_, err := q.js.Publish(ctx, deadSubject(job.Run, job.Config.ID), data, jetstream.WithExpectLastSequencePerSubject(0))
+		return err
+	}); err != nil && !errAlreadyDone(err) {
+		return fmt.Errorf("dead-letter %s: %w", job.Config.ID, err)
+	}
+	if err := q.jobs.DeleteMsg(ctx, adv.StreamSeq); err != nil {
+		log.Warn("delete dead job", zap.String("config", job.Config.ID), zap.Error(err))
+	}
+	return nil
+}

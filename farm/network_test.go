@@ -1,0 +1,218 @@
+package farm
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nkeys"
+	"go.uber.org/zap/zaptest"
+
+	"dialogfarm/dialog"
+)
+
+func freePort(tb testing.TB) int {
+	tb.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// userKey makes an NKey user, writes its seed file and returns the public
+// key and the seed file's path.
+func userKey(tb testing.TB, dir, name string) (string, string) {
+	tb.Helper()
+	kp, err := nkeys.CreateUser()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	seed, _ := kp.Seed()
+	pub, _ := kp.PublicKey()
+	path := filepath.Join(dir, name+".nk")
+	if err := os.WriteFile(path, seed, 0o600); err != nil {
+		tb.Fatal(err)
+	}
+	return pub, path
+}
+
+// A worker joining over the network with a worker's NKey takes part in a
+// run, and cannot enqueue jobs of its own.
+func TestRemoteWorkerWithLeastPrivilege(t *testing.T) {
+	dir := t.TempDir()
+	workerPub, workerSeed := userKey(t, dir, "worker")
+	coordPub, coordSeed := userKey(t, dir, "coordinator")
+	srv, err := StartServer(context.Background(), ServerConfig{StoreDir: filepath.Join(dir, "store"), Listen: "127.0.0.1:-1",
+		Users: []User{{Nkey: workerPub, Role: "worker"}, {Nkey: coordPub, Role: "coordinator"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Shutdown()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if _, err := Dial(ctx, ClientConfig{URL: srv.ClientURL()}); err == nil {
+		t.Fatal("an anonymous client was let in")
+	}
+	coord, err := Dial(ctx, ClientConfig{URL: srv.ClientURL(), NkeySeed: coordSeed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer coord.Close()
+	cjs, _ := JetStream(coord)
+	q, err := Setup(ctx, cjs, DefaultQueueConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := configs(6)
+	if _, err := q.Enqueue(ctx, "shared", cs, 2, nil); err != nil {
+		t.Fatal(err)
+	}
+
+	var workers sync.WaitGroup
+	wctx, stopWorkers := context.WithCancel(ctx)
+	drivenBy := sync.Map{}
+	var ws []*Worker
+	for _, name := range []string{"machine-a", "machine-b"} {
+		nc, err := Dial(ctx, ClientConfig{URL: srv.ClientURL(), NkeySeed: workerSeed, Name: name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer nc.Close()
+		js, _ := JetStream(nc)
+		wq, err := Open(ctx, js)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pctx, pcancel := context.WithTimeout(ctx, 2*time.Second)
+		if _, err := js.Publish(pctx, jobSubject("shared", "injected"), []byte(`{}`)); err == nil {
+			t.Errorf("%s (a worker) could enqueue a job", name)
+		}
+		pcancel()
+		ws = append(ws, NewWorker(WorkerConfig{ID: name, Slots: 1, FetchWait: 200 * time.Millisecond}, wq,
+			funcDriver(func(ctx context.Context, slot int, c dialog.ChatConfig) (Outcome, error) {
+				drivenBy.Store(c.ID, name)
+				time.Sleep(100 * time.Millisecond) // a dialogue takes a while
+				return Outcome{Dialogue: okDialogue(c)}, nil
+			}), nil, zaptest.NewLogger(t)))
+	}
+	for _, w := range ws {
+		workers.Go(func() { _ = w.Run(wctx) })
+	}
+	recs := newMemRecords()
+	var attempts []Attempt
+	var dead []DeadLetter
+	prog := collect(t, q, "shared", ids(cs), recs, &attempts, &dead)
+	if prog.OK != len(cs) {
+		t.Fatalf("progress %+v", prog)
+	}
+	st, err := ReadStatus(ctx, cjs, "shared")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Results != uint64(len(cs)) || len(st.Workers) != 2 {
+		t.Errorf("status %+v: want %d results and 2 workers reporting", st, len(cs))
+	}
+	stopWorkers()
+	workers.Wait()
+	seen := map[string]int{}
+	drivenBy.Range(func(_, v any) bool { seen[v.(string)]++; return true })
+	if len(seen) != 2 {
+		t.Errorf("jobs per worker %v: both machines should take part", seen)
+	}
+}
+
+// A 3-node cluster on loopback with replicated streams finishes a run when
+// one node stops in the middle.
+func TestClusterSurvivesANodeStopping(t *testing.T) {
+	if testing.Short() {
+		t.Skip("cluster test")
+	}
+	dir := t.TempDir()
+	ports := []int{freePort(t), freePort(t), freePort(t)}
+	var nodes []*Server
+	var urls []string
+	for i := range 3 {
+		var routes []string
+		for j, p := range ports {
+			if j != i {
+				routes = append(routes, fmt.Sprintf("nats://127.0.0.1:%d", p))
+			}
+		}
+		srv, err := StartServer(context.Background(), ServerConfig{Name: fmt.Sprintf("n%d", i),
+			StoreDir: filepath.Join(dir, fmt.Sprint(i)), Listen: "127.0.0.1:-1",
+			Cluster: fmt.Sprintf("127.0.0.1:%d", ports[i]), ClusterName: "test", Routes: routes})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer srv.Shutdown()
+		nodes = append(nodes, srv)
+		urls = append(urls, srv.ClientURL())
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	connect := func(name string) *nats.Conn {
+		nc, err := Dial(ctx, ClientConfig{URL: urls[1] + "," + urls[2] + "," + urls[0], Name: name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(nc.Close)
+		return nc
+	}
+	cjs, _ := JetStream(connect("coordinator"))
+	qc := DefaultQueueConfig()
+	qc.Replicas, qc.AckWait = 3, 2*time.Second
+	q, err := Setup(ctx, cjs, qc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := configs(30)
+	if _, err := q.Enqueue(ctx, "r", cs, 3, nil); err != nil {
+		t.Fatal(err)
+	}
+	wjs, _ := JetStream(connect("worker"))
+	wq, err := Open(ctx, wjs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var once sync.Once
+	var done sync.Map
+	count := 0
+	var mu sync.Mutex
+	w := NewWorker(WorkerConfig{ID: "w", Slots: 3, FetchWait: 300 * time.Millisecond}, wq,
+		funcDriver(func(ctx context.Context, slot int, c dialog.ChatConfig) (Outcome, error) {
+			mu.Lock()
+			count++
+			n := count
+			mu.Unlock()
+			if n == 8 {
+				once.Do(func() { nodes[0].Shutdown() })
+			}
+			done.Store(c.ID, true)
+			return Outcome{Dialogue: okDialogue(c)}, nil
+		}), nil, zaptest.NewLogger(t))
+	wctx, stop := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() { _ = w.Run(wctx) })
+	recs := newMemRecords()
+	var attempts []Attempt
+	var dead []DeadLetter
+	prog := collect(t, q, "r", ids(cs), recs, &attempts, &dead)
+	stop()
+	wg.Wait()
+	if prog.OK != len(cs) {
+		t.Fatalf("progress %+v", prog)
+	}
+	for _, c := range cs {
+		if recs.appends[c.ID] != 1 {
+			t.Errorf("%s recorded %d times", c.ID, recs.appends[c.ID])
+		}
+	}
+}

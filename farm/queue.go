@@ -1,0 +1,302 @@
+package farm
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"dialogfarm/dialog"
+)
+
+// Stream, consumer and bucket names.
+const (
+	JobsStream      = "DFARM_JOBS"
+	ResultsStream   = "DFARM_RESULTS"
+	DeadStream      = "DFARM_DEAD"
+	EventsStream    = "DFARM_EVENTS"
+	WorkersConsumer = "workers"
+	WorkersBucket   = "dfarm_workers"
+
+	maxDeliveriesAdvisory = "$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES." + JobsStream + "." + WorkersConsumer
+)
+
+// QueueConfig sizes the streams and the workers' consumer.
+type QueueConfig struct {
+	// Replicas is 1 on one node, 3 on a cluster.
+	Replicas int
+	// AckWait is how long a job may go without an in-progress heartbeat
+	// before it is redelivered to another worker.
+	AckWait time.Duration
+	// MaxDeliver bounds deliveries of one job (retries and crashes
+	// together); after it the job is dead-lettered.
+	MaxDeliver int
+	// MaxAckPending bounds jobs in flight over all workers.
+	MaxAckPending int
+	// MaxJobs bounds queued jobs; enqueueing more waits (backpressure).
+	MaxJobs int64
+}
+
+// DefaultQueueConfig is one node, 60 s ack wait, 5 deliveries.
+func DefaultQueueConfig() QueueConfig {
+	return QueueConfig{Replicas: 1, AckWait: 60 * time.Second, MaxDeliver: 5, MaxAckPending: 256, MaxJobs: 1_000_000}
+}
+
+// Job is one config to drive.
+type Job struct {
+	Run    string            `json:"run"`
+	Config dialog.ChatConfig `json:"config"`
+	// MaxAttempts bounds how often a failing dialogue is driven again.
+	MaxAttempts int `json:"max_attempts"`
+}
+
+// Result is a config's final record: ok, or failed for good.
+type Result struct {
+	Run      string          `json:"run"`
+	Worker   string          `json:"worker"`
+	Attempt  int             `json:"attempt"`
+	Dialogue dialog.Dialogue `json:"dialogue"`
+}
+
+// Attempt is a failed dialogue that will be driven again.
+type Attempt struct {
+	Run      string          `json:"run"`
+	Worker   string          `json:"worker"`
+	Attempt  int             `json:"attempt"`
+	RetryIn  float64         `json:"retry_in_seconds"`
+	Dialogue dialog.Dialogue `json:"dialogue"`
+}
+
+// DeadLetter is a config that produced no record within its deliveries.
+type DeadLetter struct {
+	Run        string            `json:"run"`
+	ConfigID   string            `json:"config_id"`
+	Reason     string            `json:"reason"`
+	Deliveries int               `json:"deliveries"`
+	Worker     string            `json:"worker,omitempty"`
+	Config     dialog.ChatConfig `json:"config"`
+	At         time.Time         `json:"at"`
+}
+
+// Subjects of one run.
+func jobSubject(run, id string) string    { return "dfarm.jobs." + token(run) + "." + token(id) }
+func resultSubject(run, id string) string { return "dfarm.results." + token(run) + "." + token(id) }
+func deadSubject(run, id string) string   { return "dfarm.dead." + token(run) + "." + token(id) }
+func attemptSubject(run, id string) string {
+	return "dfarm.events." + token(run) + ".attempt." + token(id)
+}
+
+var safeToken = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+// token makes an id safe as one subject token: kept as it is when it is
+// made of letters, digits, '-' and '_', else a hash of it.
+func token(id string) string {
+	if safeToken.MatchString(id) {
+		return id
+	}
+	sum := sha256.Sum256([]byte(id))
+	return "h" + hex.EncodeToString(sum[:12])
+}
+
+// Queue is the farm's streams on one JetStream.
+type Queue struct {
+	js                          jetstream.JetStream
+	jobs, results, dead, events jetstream.Stream
+	workers                     jetstream.Consumer
+	cfg                         QueueConfig
+}
+
+// Setup creates or updates the streams, the workers' consumer and the
+// workers' health bucket. It retries while JetStream has no meta leader yet
+// (API calls are dropped silently until then, e.g. on a cluster starting).
+func Setup(ctx context.Context, js jetstream.JetStream, cfg QueueConfig) (*Queue, error) {
+	var q *Queue
+	err := retry(ctx, func(ctx context.Context) (err error) {
+		q, err = setup(ctx, js, cfg)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("set up the farm streams: %w", err)
+	}
+	return q, nil
+}
+
+func setup(ctx context.Context, js jetstream.JetStream, cfg QueueConfig) (*Queue, error) {
+	q := &Queue{js: js, cfg: cfg}
+	r := max(cfg.Replicas, 1)
+	var err error
+	q.jobs, err = js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+		Name: JobsStream, Subjects: []string{"dfarm.jobs.>"}, Retention: jetstream.WorkQueuePolicy,
+		Storage: jetstream.FileStorage, Replicas: r, MaxMsgs: cfg.MaxJobs, Discard: jetstream.DiscardNew,
+		MaxMsgSize: 1 << 20, Duplicates: 2 * time.Minute,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("stream %s: %w", JobsStream, err)
+	}
+	firstWins := func(name, subjects string) (jetstream.Stream, error) {
+		s, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+			Name: name, Subjects: []string{subjects}, Storage: jetstream.FileStorage, Replicas: r,
+			MaxMsgsPerSubject: 1, Discard: jetstream.DiscardNew, DiscardNewPerSubject: true,
+			MaxMsgSize: 8 << 20, MaxMsgs: -1,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("stream %s: %w", name, err)
+		}
+		return s, nil
+	}
+	if q.results, err = firstWins(ResultsStream, "dfarm.results.>"); err != nil {
+		return nil, err
+	}
+	if q.dead, err = firstWins(DeadStream, "dfarm.dead.>"); err != nil {
+		return nil, err
+	}
+	q.events, err = js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+		Name: EventsStream, Subjects: []string{"dfarm.events.>", maxDeliveriesAdvisory},
+		Storage: jetstream.FileStorage, Replicas: r, MaxMsgSize: 8 << 20, MaxAge: 7 * 24 * time.Hour,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("stream %s: %w", EventsStream, err)
+	}
+	q.workers, err = js.CreateOrUpdateConsumer(ctx, JobsStream, jetstream.ConsumerConfig{
+		Durable: WorkersConsumer, AckPolicy: jetstream.AckExplicitPolicy, AckWait: cfg.AckWait,
+		MaxDeliver: cfg.MaxDeliver, MaxAckPending: cfg.MaxAckPending, Replicas: r,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("consumer %s: %w", WorkersConsumer, err)
+	}
+	if _, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+		Bucket: WorkersBucket, TTL: time.Hour, Storage: jetstream.FileStorage, Replicas: r,
+	}); err != nil {
+		return nil, fmt.Errorf("bucket %s: %w", WorkersBucket, err)
+	}
+	return q, nil
+}
+
+// Reclaim hands every job held by a worker back to the queue at once, by
+// recreating the workers' consumer (a work queue keeps unacknowledged jobs;
+// a new consumer delivers them from the start). Only the owner of an
+// embedded farm may call it, at start, when no worker of an earlier
+// process can still be alive; otherwise those jobs wait for AckWait.
+func (q *Queue) Reclaim(ctx context.Context) error {
+	err := retry(ctx, func(ctx context.Context) error {
+		err := q.js.DeleteConsumer(ctx, JobsStream, WorkersConsumer)
+		if errors.Is(err, jetstream.ErrConsumerNotFound) {
+			return nil
+		}
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("reclaim jobs held by a stopped process: %w", err)
+	}
+	nq, err := Setup(ctx, q.js, q.cfg)
+	if err != nil {
+		return err
+	}
+	*q = *nq
+	return nil
+}
+
+// Open binds to streams another process set up (a worker's view): the
+// workers' consumer and the health bucket must exist.
+func Open(ctx context.Context, js jetstream.JetStream) (*Queue, error) {
+	q := &Queue{js: js}
+	err := retry(ctx, func(ctx context.Context) (err error) {
+		q.workers, err = js.Consumer(ctx, JobsStream, WorkersConsumer)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("open the farm queue (has a coordinator set it up?): %w", err)
+	}
+	info := q.workers.CachedInfo()
+	q.cfg = QueueConfig{AckWait: info.Config.AckWait, MaxDeliver: info.Config.MaxDeliver}
+	return q, nil
+}
+
+// Enqueue publishes a job for every config that skip does not name and
+// that has no job queued yet. A config that is enqueued again loses any
+// earlier result or dead letter (it is being driven again, as a resumed
+// run drives configs whose record failed). It returns how many jobs are
+// queued for configs (new and already waiting).
+func (q *Queue) Enqueue(ctx context.Context, run string, configs []dialog.ChatConfig, maxAttempts int, skip func(id string) bool) (int, error) {
+	queued := 0
+	for _, c := range configs {
+		if skip != nil && skip(c.ID) {
+			continue
+		}
+		queued++
+		if _, err := q.jobs.GetLastMsgForSubject(ctx, jobSubject(run, c.ID)); err == nil {
+			continue // still queued or in flight from an earlier start
+		} else if !errors.Is(err, jetstream.ErrMsgNotFound) {
+			return queued, fmt.Errorf("look up job %s: %w", c.ID, err)
+		}
+		for _, p := range []struct {
+			s    jetstream.Stream
+			subj string
+		}{{q.results, resultSubject(run, c.ID)}, {q.dead, deadSubject(run, c.ID)}} {
+			if err := p.s.Purge(ctx, jetstream.WithPurgeSubject(p.subj)); err != nil {
+				return queued, fmt.Errorf("clear earlier outcome of %s: %w", c.ID, err)
+			}
+		}
+		data, err := json.Marshal(Job{Run: run, Config: c, MaxAttempts: maxAttempts})
+		if err != nil {
+			return queued, fmt.Errorf("encode job %s: %w", c.ID, err)
+		}
+		if err := retry(ctx, func(ctx context.Context) error {
+			_, err := q.js.Publish(ctx, jobSubject(run, c.ID), data)
+			return err
+		}); err != nil {
+			return queued, fmt.Errorf("enqueue %s: %w", c.ID, err)
+		}
+	}
+	return queued, nil
+}
+
+// errAlreadyDone is a publish refused because the subject already holds a
+// message: another worker's result (or dead letter) for the config won.
+func errAlreadyDone(err error) bool {
+	var apiErr *jetstream.APIError
+	return errors.As(err, &apiErr) && (apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence ||
+		apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant)
+}
+
+// retry runs f with short attempts until it succeeds or ctx ends; the farm
+// API calls are dropped while a cluster elects its leaders, and each try is
+// cheap.
+func retry(ctx context.Context, f func(ctx context.Context) error) error {
+	backoff := 50 * time.Millisecond
+	for {
+		actx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		err := f(actx)
+		cancel()
+		if err == nil || errAlreadyDone(err) || !transient(err) {
+			return err
+		}
+		t := time.NewTimer(backoff)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return errors.Join(err, ctx.Err())
+		case <-t.C:
+		}
+		backoff = min(2*backoff, time.Second)
+	}
+}
+
+// transient errors are worth another try: timeouts and no responders while
+// the cluster is not ready, or a stream leader moving.
+func transient(err error) bool {
+	var apiErr *jetstream.APIError
+	if errors.As(err, &apiErr) {
+		return apiErr.Code == 503
+	}
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, jetstream.ErrNoStreamResponse) ||
+		errors.Is(err, jetstream.ErrJetStreamNotEnabled) || errors.Is(err, nats.ErrNoResponders) ||
+		errors.Is(err, nats.ErrTimeout)
+}

@@ -1,0 +1,234 @@
+package farm
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// ServerConfig configures an embedded NATS server with JetStream.
+type ServerConfig struct {
+	// Name is the server's name (unique within a cluster).
+	Name string
+	// StoreDir is the JetStream file store.
+	StoreDir string
+	// Listen is host:port for clients; empty means in-process only (no
+	// port is opened).
+	Listen string
+	// Cluster, when set, is host:port of this node's cluster listener and
+	// Routes the other nodes' cluster addresses (nats://host:port).
+	Cluster     string
+	ClusterName string
+	Routes      []string
+	// TLS, when set, is required of every client.
+	TLS *tls.Config
+	// Nkeys, when set, are the public user NKeys allowed to connect, each
+	// with the permissions WorkerPermissions or CoordinatorPermissions
+	// give; empty means no client authentication (only sensible for an
+	// in-process or loopback server).
+	Users []User
+}
+
+// User is one client an authenticated server lets in.
+type User struct {
+	// Nkey is the user's public NKey (starts with U).
+	Nkey string
+	// Role is "worker" or "coordinator".
+	Role string
+}
+
+// Server is a running embedded NATS server.
+type Server struct {
+	ns *server.Server
+}
+
+// StartServer starts an embedded NATS server with JetStream and waits until
+// it accepts connections.
+func StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
+	if err := os.MkdirAll(cfg.StoreDir, 0o700); err != nil {
+		return nil, fmt.Errorf("create farm store %s: %w", cfg.StoreDir, err)
+	}
+	opts := &server.Options{
+		ServerName: cfg.Name,
+		JetStream:  true,
+		StoreDir:   cfg.StoreDir,
+		NoSigs:     true,
+		NoLog:      true,
+		Host:       "127.0.0.1",
+		Port:       -1,
+	}
+	if opts.ServerName == "" {
+		opts.ServerName = "dialogfarm"
+	}
+	if cfg.Listen == "" {
+		opts.DontListen = true
+	} else {
+		host, port, err := splitHostPort(cfg.Listen)
+		if err != nil {
+			return nil, fmt.Errorf("farm listen address %q: %w", cfg.Listen, err)
+		}
+		opts.Host, opts.Port = host, port
+	}
+	if cfg.Cluster != "" {
+		host, port, err := splitHostPort(cfg.Cluster)
+		if err != nil {
+			return nil, fmt.Errorf("farm cluster address %q: %w", cfg.Cluster, err)
+		}
+		opts.Cluster = server.ClusterOpts{Name: cfg.ClusterName, Host: host, Port: port}
+		if opts.Cluster.Name == "" {
+			opts.Cluster.Name = "dialogfarm"
+		}
+		opts.Routes = server.RoutesFromStr(strings.Join(cfg.Routes, ","))
+	}
+	if cfg.TLS != nil {
+		opts.TLSConfig = cfg.TLS
+		opts.TLS = true
+		opts.TLSVerify = cfg.TLS.ClientAuth == tls.RequireAndVerifyClientCert
+	}
+	for _, u := range cfg.Users {
+		perms, err := permissions(u.Role)
+		if err != nil {
+			return nil, err
+		}
+		opts.Nkeys = append(opts.Nkeys, &server.NkeyUser{Nkey: u.Nkey, Permissions: perms})
+	}
+	ns, err := server.NewServer(opts)
+	if err != nil {
+		return nil, fmt.Errorf("start farm server: %w", err)
+	}
+	ns.Start()
+	deadline := 10 * time.Second
+	if d, ok := ctx.Deadline(); ok {
+		deadline = time.Until(d)
+	}
+	if !ns.ReadyForConnections(deadline) {
+		ns.Shutdown()
+		return nil, errors.New("start farm server: not ready for connections in time")
+	}
+	return &Server{ns: ns}, nil
+}
+
+// Connect opens an in-process client connection.
+func (s *Server) Connect() (*nats.Conn, error) {
+	nc, err := nats.Connect(s.ns.ClientURL(), nats.InProcessServer(s.ns), nats.Name("dialogfarm"))
+	if err != nil {
+		return nil, fmt.Errorf("connect to the embedded farm server: %w", err)
+	}
+	return nc, nil
+}
+
+// ClientURL is the address clients on the network use ("" when the server
+// listens in-process only).
+func (s *Server) ClientURL() string {
+	if s.ns.Addr() == nil {
+		return ""
+	}
+	return s.ns.ClientURL()
+}
+
+// Shutdown stops the server and waits until it has stopped.
+func (s *Server) Shutdown() {
+	s.ns.Shutdown()
+	s.ns.WaitForShutdown()
+}
+
+// ClientConfig says how to reach a remote farm.
+type ClientConfig struct {
+	URL string
+	// Creds is a NATS credentials file (JWT + NKey seed); Nkey a file with
+	// a user NKey seed. At most one.
+	Creds, NkeySeed string
+	// CAFile, CertFile, KeyFile configure TLS.
+	CAFile, CertFile, KeyFile string
+	Name                      string
+}
+
+// Dial connects to a remote farm server.
+func Dial(ctx context.Context, cfg ClientConfig) (*nats.Conn, error) {
+	opts := []nats.Option{nats.Name(cfg.Name), nats.MaxReconnects(-1), nats.RetryOnFailedConnect(false)}
+	if cfg.Creds != "" {
+		opts = append(opts, nats.UserCredentials(cfg.Creds))
+	}
+	if cfg.NkeySeed != "" {
+		o, err := nats.NkeyOptionFromSeed(cfg.NkeySeed)
+		if err != nil {
+			return nil, fmt.Errorf("read nkey seed %s: %w", cfg.NkeySeed, err)
+		}
+		opts = append(opts, o)
+	}
+	if cfg.CAFile != "" {
+		opts = append(opts, nats.RootCAs(cfg.CAFile))
+	}
+	if cfg.CertFile != "" || cfg.KeyFile != "" {
+		opts = append(opts, nats.ClientCert(cfg.CertFile, cfg.KeyFile))
+	}
+	if d, ok := ctx.Deadline(); ok {
+		opts = append(opts, nats.Timeout(time.Until(d)))
+	}
+	nc, err := nats.Connect(cfg.URL, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("connect to farm %s: %w", cfg.URL, err)
+	}
+	return nc, nil
+}
+
+// permissions are least-privilege rights per role. A worker may pull jobs,
+// acknowledge them, publish results, attempts and dead letters, and report
+// its health; it cannot publish jobs, read results or delete anything. A
+// coordinator enqueues, collects and manages streams.
+func permissions(role string) (*server.Permissions, error) {
+	switch role {
+	case "worker":
+		return &server.Permissions{
+			Publish: &server.SubjectPermission{Allow: []string{
+				"$JS.API.CONSUMER.MSG.NEXT." + JobsStream + "." + WorkersConsumer,
+				"$JS.API.CONSUMER.INFO." + JobsStream + "." + WorkersConsumer,
+				"$JS.API.STREAM.INFO.*", "$JS.API.INFO",
+				"$JS.ACK." + JobsStream + ".>",
+				"dfarm.results.>", "dfarm.dead.>", "dfarm.events.>",
+				"$KV." + WorkersBucket + ".>", "$JS.API.STREAM.INFO.KV_" + WorkersBucket,
+			}},
+			Subscribe: &server.SubjectPermission{Allow: []string{"_INBOX.>"}},
+		}, nil
+	case "coordinator":
+		return &server.Permissions{
+			Publish:   &server.SubjectPermission{Allow: []string{"$JS.API.>", "$JS.ACK.>", "dfarm.>", "$KV.>"}},
+			Subscribe: &server.SubjectPermission{Allow: []string{"_INBOX.>", "dfarm.>", "$KV.>"}},
+		}, nil
+	}
+	return nil, fmt.Errorf("farm user role %q: want worker or coordinator", role)
+}
+
+// JetStream wraps a connection in the JetStream API.
+func JetStream(nc *nats.Conn) (jetstream.JetStream, error) {
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, fmt.Errorf("open JetStream: %w", err)
+	}
+	return js, nil
+}
+
+func splitHostPort(addr string) (string, int, error) {
+	host, p, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", 0, err
+	}
+	port, err := strconv.Atoi(p)
+	if err != nil {
+		return "", 0, fmt.Errorf("port %q: %w", p, err)
+	}
+	if host == "" {
+		host = "0.0.0.0"
+	}
+	return host, port, nil
+}

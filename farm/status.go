@@ -1,0 +1,159 @@
+package farm
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"go.uber.org/zap"
+)
+
+// Health is what a worker last said about itself.
+type Health struct {
+	Worker  string    `json:"worker"`
+	Host    string    `json:"host"`
+	Slots   int       `json:"slots"`
+	Busy    int       `json:"busy"`
+	Done    int       `json:"done"`
+	Failed  int       `json:"failed"`
+	Retried int       `json:"retried"`
+	Started time.Time `json:"started"`
+	Updated time.Time `json:"updated"`
+}
+
+// healthEvery is how often a worker refreshes its health entry.
+const healthEvery = 5 * time.Second
+
+// reportHealth writes the worker's health into the bucket until ctx ends,
+// then marks it stopped by deleting the entry.
+func (w *Worker) reportHealth(ctx context.Context) {
+	kv, err := w.q.js.KeyValue(ctx, WorkersBucket)
+	if err != nil {
+		w.log.Warn("open worker health bucket", zap.Error(err))
+		return
+	}
+	key := token(w.cfg.ID)
+	put := func(ctx context.Context) {
+		w.mu.Lock()
+		h := w.health
+		w.mu.Unlock()
+		h.Updated = time.Now().UTC()
+		data, _ := json.Marshal(h)
+		if _, err := kv.Put(ctx, key, data); err != nil {
+			w.log.Debug("put worker health", zap.Error(err))
+		}
+	}
+	t := time.NewTicker(healthEvery)
+	defer t.Stop()
+	for {
+		put(ctx)
+		select {
+		case <-ctx.Done():
+			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+			_ = kv.Delete(dctx, key)
+			cancel()
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// Status is the state of the farm's queue and workers.
+type Status struct {
+	Queued    uint64   `json:"queued"`
+	InFlight  int      `json:"in_flight"`
+	Results   uint64   `json:"results"`
+	Dead      uint64   `json:"dead"`
+	Redeliver int      `json:"redelivered"`
+	Workers   []Health `json:"workers"`
+}
+
+// ReadStatus reads the queue's counters and the workers' health; with run
+// set, results and dead letters count that run only.
+func ReadStatus(ctx context.Context, js jetstream.JetStream, run string) (Status, error) {
+	var st Status
+	count := func(stream, prefix string) (uint64, error) {
+		s, err := js.Stream(ctx, stream)
+		if err != nil {
+			return 0, fmt.Errorf("stream %s: %w", stream, err)
+		}
+		if run == "" {
+			info, err := s.Info(ctx)
+			if err != nil {
+				return 0, err
+			}
+			return info.State.Msgs, nil
+		}
+		info, err := s.Info(ctx, jetstream.WithSubjectFilter(prefix+token(run)+".>"))
+		if err != nil {
+			return 0, err
+		}
+		var n uint64
+		for _, c := range info.State.Subjects {
+			n += c
+		}
+		return n, nil
+	}
+	var err error
+	if st.Queued, err = count(JobsStream, "dfarm.jobs."); err != nil {
+		return st, err
+	}
+	if st.Results, err = count(ResultsStream, "dfarm.results."); err != nil {
+		return st, err
+	}
+	if st.Dead, err = count(DeadStream, "dfarm.dead."); err != nil {
+		return st, err
+	}
+	if c, err := js.Consumer(ctx, JobsStream, WorkersConsumer); err == nil {
+		if info, err := c.Info(ctx); err == nil {
+			st.InFlight, st.Redeliver = info.NumAckPending, info.NumRedelivered
+		}
+	}
+	kv, err := js.KeyValue(ctx, WorkersBucket)
+	if err != nil {
+		return st, fmt.Errorf("bucket %s: %w", WorkersBucket, err)
+	}
+	keys, err := kv.ListKeys(ctx)
+	if err != nil {
+		return st, fmt.Errorf("list workers: %w", err)
+	}
+	for k := range keys.Keys() {
+		e, err := kv.Get(ctx, k)
+		if errors.Is(err, jetstream.ErrKeyNotFound) {
+			continue
+		}
+		if err != nil {
+			return st, fmt.Errorf("worker %s: %w", k, err)
+		}
+		var h Health
+		if json.Unmarshal(e.Value(), &h) == nil {
+			st.Workers = append(st.Workers, h)
+		}
+	}
+	sort.Slice(st.Workers, func(i, j int) bool { return st.Workers[i].Worker < st.Workers[j].Worker })
+	return st, nil
+}
+
+// Text renders the status for a terminal.
+func (st Status) Text(now time.Time) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "queue: %d queued, %d in flight, %d redelivered; %d results, %d dead letters\n",
+		st.Queued, st.InFlight, st.Redeliver, st.Results, st.Dead)
+	if len(st.Workers) == 0 {
+		b.WriteString("workers: none reporting\n")
+	}
+	for _, h := range st.Workers {
+		state := "healthy"
+		if age := now.Sub(h.Updated); age > 3*healthEvery {
+			state = fmt.Sprintf("silent for %s", age.Round(time.Second))
+		}
+		fmt.Fprintf(&b, "worker %s on %s: %s, %d/%d simulators busy, %d ok, %d failed, %d retried, up %s\n",
+			h.Worker, h.Host, state, h.Busy, h.Slots, h.Done, h.Failed, h.Retried, now.Sub(h.Started).Round(time.Second))
+	}
+	return b.String()
+}

@@ -1,0 +1,253 @@
+package farm
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"go.uber.org/zap"
+	"golang.org/x/sync/errgroup"
+
+	"dialogfarm/dialog"
+)
+
+// Driver drives one config in one simulator slot (a browser window).
+type Driver interface {
+	// DriveOne returns the dialogue, ok or failed. An error means the
+	// config was not driven to an outcome (the run is stopping) and is
+	// not recorded.
+	DriveOne(ctx context.Context, slot int, c dialog.ChatConfig) (Outcome, error)
+}
+
+// Outcome is one attempt at a config.
+type Outcome struct {
+	Dialogue dialog.Dialogue
+	// Retry says a failed dialogue may pass on another attempt (a step
+	// that timed out under load, an editor that crashed); false for a
+	// config that cannot fit its repository.
+	Retry bool
+}
+
+// WorkerConfig configures one worker process's simulators.
+type WorkerConfig struct {
+	// ID names the worker in results, health and logs.
+	ID string
+	// Slots is how many simulators pull jobs at once.
+	Slots int
+	// Heartbeat is how often a job in flight tells the server it is
+	// still being worked on; default a third of the ack wait.
+	Heartbeat time.Duration
+	// Backoff is the wait before attempt n+1 of a failed dialogue
+	// (the last value repeats).
+	Backoff []time.Duration
+	// FetchWait is how long one pull waits for a job.
+	FetchWait time.Duration
+}
+
+// DefaultWorkerConfig is one slot named after the host and process.
+func DefaultWorkerConfig() WorkerConfig {
+	host, _ := os.Hostname()
+	return WorkerConfig{
+		ID:        fmt.Sprintf("%s-%d", host, os.Getpid()),
+		Slots:     1,
+		Backoff:   []time.Duration{2 * time.Second, 10 * time.Second, 30 * time.Second},
+		FetchWait: 2 * time.Second,
+	}
+}
+
+// Worker pulls jobs and drives them.
+type Worker struct {
+	cfg     WorkerConfig
+	q       *Queue
+	drv     Driver
+	metrics *Metrics
+	log     *zap.Logger
+
+	mu     sync.Mutex
+	health Health
+}
+
+// NewWorker returns a worker on q; metrics may be nil.
+func NewWorker(cfg WorkerConfig, q *Queue, drv Driver, metrics *Metrics, log *zap.Logger) *Worker {
+	if cfg.Slots < 1 {
+		cfg.Slots = 1
+	}
+	if cfg.Heartbeat <= 0 {
+		cfg.Heartbeat = max(q.cfg.AckWait/3, 100*time.Millisecond)
+	}
+	if cfg.FetchWait <= 0 {
+		cfg.FetchWait = 2 * time.Second
+	}
+	if len(cfg.Backoff) == 0 {
+		cfg.Backoff = DefaultWorkerConfig().Backoff
+	}
+	host, _ := os.Hostname()
+	return &Worker{cfg: cfg, q: q, drv: drv, metrics: metrics, log: log.With(zap.String("worker", cfg.ID)),
+		health: Health{Worker: cfg.ID, Host: host, Slots: cfg.Slots, Started: time.Now().UTC()}}
+}
+
+// Run pulls and drives jobs on every slot until ctx ends.
+func (w *Worker) Run(ctx context.Context) error {
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { w.reportHealth(gctx); return nil })
+	for slot := range w.cfg.Slots {
+		g.Go(func() error { return w.pull(gctx, slot) })
+	}
+	err := g.Wait()
+	if ctx.Err() != nil {
+		return nil
+	}
+	return err
+}
+
+func (w *Worker) pull(ctx context.Context, slot int) error {
+	backoff := 100 * time.Millisecond
+	for ctx.Err() == nil {
+		fctx, cancel := context.WithTimeout(ctx, w.cfg.FetchWait)
+		msg, err := w.q.workers.Next(jetstream.FetchContext(fctx))
+		cancel()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			if errors.Is(err, nats.ErrTimeout) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, jetstream.ErrNoMessages) {
+				continue
+			}
+			w.log.Warn("pull a job", zap.Int("slot", slot), zap.Error(err))
+			if !sleepCtx(ctx, backoff) {
+				return nil
+			}
+			backoff = min(2*backoff, 5*time.Second)
+			continue
+		}
+		backoff = 100 * time.Millisecond
+		w.handle(ctx, slot, msg)
+	}
+	return nil
+}
+
+// handle drives one job and settles its message: result and ack, attempt
+// and delayed redelivery, or a nak when the worker is stopping.
+func (w *Worker) handle(ctx context.Context, slot int, msg jetstream.Msg) {
+	meta, err := msg.Metadata()
+	if err != nil {
+		w.log.Warn("job without metadata", zap.Error(err))
+		_ = msg.Term()
+		return
+	}
+	attempt := int(meta.NumDelivered)
+	var job Job
+	if err := json.Unmarshal(msg.Data(), &job); err != nil || job.Config.ID == "" {
+		w.log.Error("undecodable job; terminated", zap.String("subject", msg.Subject()), zap.Error(err))
+		_ = msg.TermWithReason("undecodable job")
+		return
+	}
+	log := w.log.With(zap.String("run", job.Run), zap.String("config", job.Config.ID), zap.Int("attempt", attempt))
+	w.busy(+1)
+	defer w.busy(-1)
+
+	stop := make(chan struct{})
+	var beats sync.WaitGroup
+	beats.Go(func() {
+		t := time.NewTicker(w.cfg.Heartbeat)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				if err := msg.InProgress(); err != nil {
+					log.Warn("in-progress heartbeat", zap.Error(err))
+				}
+			}
+		}
+	})
+	out, err := w.drv.DriveOne(ctx, slot, job.Config)
+	close(stop)
+	beats.Wait()
+	if err != nil {
+		log.Info("job not finished; handed back", zap.Error(err))
+		_ = msg.Nak()
+		return
+	}
+	d := out.Dialogue
+	w.metrics.observe(d)
+	if d.Status != dialog.StatusOK && out.Retry && attempt < job.MaxAttempts {
+		delay := w.cfg.Backoff[min(attempt-1, len(w.cfg.Backoff)-1)]
+		a := Attempt{Run: job.Run, Worker: w.cfg.ID, Attempt: attempt, RetryIn: delay.Seconds(), Dialogue: d}
+		if err := w.publish(ctx, attemptSubject(job.Run, job.Config.ID), a, false); err != nil {
+			log.Warn("publish attempt", zap.Error(err))
+		}
+		log.Warn("dialogue failed; retrying", zap.String("step", d.FailedStep), zap.String("error", d.Error), zap.Duration("in", delay))
+		w.metrics.retried()
+		w.count(func(h *Health) { h.Retried++ })
+		_ = msg.NakWithDelay(delay)
+		return
+	}
+	res := Result{Run: job.Run, Worker: w.cfg.ID, Attempt: attempt, Dialogue: d}
+	if err := w.publish(ctx, resultSubject(job.Run, job.Config.ID), res, true); err != nil {
+		log.Warn("publish result; handed back", zap.Error(err))
+		_ = msg.Nak()
+		return
+	}
+	if err := msg.DoubleAck(ctx); err != nil {
+		log.Warn("ack job (the result is kept; a redelivery will find it)", zap.Error(err))
+	}
+	w.count(func(h *Health) {
+		if d.Status == dialog.StatusOK {
+			h.Done++
+		} else {
+			h.Failed++
+		}
+	})
+}
+
+// publish sends v; firstWins publishes only when the subject is empty, and
+// a subject that already holds a message counts as published.
+func (w *Worker) publish(ctx context.Context, subject string, v any, firstWins bool) error {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", subject, err)
+	}
+	var opts []jetstream.PublishOpt
+	if firstWins {
+		opts = append(opts, jetstream.WithExpectLastSequencePerSubject(0))
+	}
+	err = retry(context.WithoutCancel(ctx), func(ctx context.Context) error {
+		_, err := w.q.js.Publish(ctx, subject, data, opts...)
+		return err
+	})
+	if errAlreadyDone(err) {
+		return nil
+	}
+	return err
+}
+
+func (w *Worker) busy(n int) {
+	w.count(func(h *Health) { h.Busy += n })
+	w.metrics.busy(n)
+}
+
+func (w *Worker) count(f func(*Health)) {
+	w.mu.Lock()
+	f(&w.health)
+	w.mu.Unlock()
+}
+
+// sleepCtx waits d or until ctx ends; false when ctx ended.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}

@@ -1,0 +1,278 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/nats-io/nats.go"
+	"go.uber.org/zap"
+	"golang.org/x/sync/errgroup"
+
+	"dialogfarm/capture"
+	"dialogfarm/dialog"
+	"dialogfarm/driver"
+	"dialogfarm/farm"
+)
+
+// FarmConfig says where the drive stage's queue lives and how workers
+// retry.
+type FarmConfig struct {
+	// NATS, when its URL is set, is a remote farm (`dialogfarm farm
+	// serve` or a NATS cluster with JetStream) that the run enqueues into
+	// and collects from. Empty: a NATS server embedded in this process,
+	// its store in OUT/farm.
+	NATS farm.ClientConfig
+	// Queue sizes the streams (on a remote farm: only when this run is the
+	// first to set them up).
+	Queue farm.QueueConfig
+	// Attempts bounds how often a failing dialogue is driven.
+	Attempts int
+	// Local says this process also drives (cfg.Run.Sessions simulators);
+	// false leaves the driving to remote workers.
+	Local bool
+	// Metrics, when set, counts this process's dialogues.
+	Metrics *farm.Metrics
+}
+
+// DefaultFarmConfig embeds the farm and drives locally, 3 attempts.
+func DefaultFarmConfig() FarmConfig {
+	return FarmConfig{Queue: farm.DefaultQueueConfig(), Attempts: 3, Local: true}
+}
+
+// Farm files in the run folder.
+const (
+	FarmDir       = "farm"
+	FarmRunFile   = "farm.json"
+	AttemptsFile  = "attempts.jsonl"
+	DeadFile      = "dead.jsonl"
+	farmLocalName = "local"
+)
+
+// openFarm connects to the configured farm (starting the embedded one) and
+// returns its queue, the run's name on it, and a closer.
+func openFarm(ctx context.Context, cfg FarmConfig, out string) (q *farm.Queue, run string, closer func(), err error) {
+	var nc *nats.Conn
+	embedded := cfg.NATS.URL == ""
+	if embedded {
+		// The embedded farm belongs to the run folder's owner: take the
+		// folder's lock unless this process already holds it.
+		lock, err := driver.LockRunFolder(out)
+		var locked *driver.LockedError
+		if errors.As(err, &locked) && locked.PID == os.Getpid() {
+			err = nil
+		}
+		if err != nil {
+			return nil, "", nil, err
+		}
+		srv, err := farm.StartServer(ctx, farm.ServerConfig{StoreDir: filepath.Join(out, FarmDir)})
+		if err != nil {
+			_ = lock.Unlock()
+			return nil, "", nil, err
+		}
+		if nc, err = srv.Connect(); err != nil {
+			srv.Shutdown()
+			_ = lock.Unlock()
+			return nil, "", nil, err
+		}
+		run, closer = farmLocalName, func() { nc.Close(); srv.Shutdown(); _ = lock.Unlock() }
+	} else {
+		if run, err = farmRunName(out); err != nil {
+			return nil, "", nil, err
+		}
+		if nc, err = farm.Dial(ctx, cfg.NATS); err != nil {
+			return nil, "", nil, err
+		}
+		closer = nc.Close
+	}
+	js, err := farm.JetStream(nc)
+	if err == nil {
+		q, err = farm.Setup(ctx, js, cfg.Queue)
+	}
+	if err == nil && embedded {
+		// Only this process works on its embedded farm, and the run
+		// folder's lock says no earlier process is alive: jobs it held
+		// go back to the queue now, not after the ack wait.
+		err = q.Reclaim(ctx)
+	}
+	if err != nil {
+		closer()
+		return nil, "", nil, err
+	}
+	return q, run, closer, nil
+}
+
+// farmRunName is the run's name on a shared farm, made once per run folder
+// and kept in OUT/farm.json so a resumed run collects its own results.
+func farmRunName(out string) (string, error) {
+	path := filepath.Join(out, FarmRunFile)
+	var st struct {
+		Run string `json:"run"`
+	}
+	if data, err := os.ReadFile(path); err == nil {
+		if err := json.Unmarshal(data, &st); err != nil || st.Run == "" {
+			return "", fmt.Errorf("%s: field run: not a farm run file (%v)", path, err)
+		}
+		return st.Run, nil
+	}
+	b := make([]byte, 6)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	host, _ := os.Hostname()
+	st.Run = fmt.Sprintf("%s-%s", host, hex.EncodeToString(b))
+	data, _ := json.Marshal(st)
+	if err := os.WriteFile(path, append(data, '\n'), 0o600); err != nil {
+		return "", fmt.Errorf("write %s: %w", path, err)
+	}
+	return st.Run, nil
+}
+
+// driveFarm enqueues the configs not yet recorded ok, drives them with
+// local simulators (when cfg.Farm.Local) and collects one record per
+// config into OUT/dialogues.jsonl.
+func driveFarm(ctx context.Context, cfg DriveConfig, configs []dialog.ChatConfig, srv *capture.Server, followUps driver.FollowUps, log *zap.Logger) (driver.Summary, error) {
+	out := cfg.Run.Out
+	records, err := driver.OpenRecordLog(out)
+	if err != nil {
+		return driver.Summary{}, err
+	}
+	defer records.Close()
+	sum := driver.Summary{Records: records.Path()}
+	var todo []dialog.ChatConfig
+	for _, c := range configs {
+		if records.Done(c.ID) {
+			sum.Skipped++
+			continue
+		}
+		todo = append(todo, c)
+	}
+	if len(todo) == 0 {
+		return sum, nil
+	}
+	fc := cfg.Farm
+	q, run, closeFarm, err := openFarm(ctx, fc, out)
+	if err != nil {
+		return sum, err
+	}
+	defer closeFarm()
+	if _, err := q.Enqueue(ctx, run, todo, max(fc.Attempts, 1), records.Done); err != nil {
+		return sum, err
+	}
+	attempts, err := openExchangeLog(filepath.Join(out, AttemptsFile))
+	if err != nil {
+		return sum, err
+	}
+	defer attempts.Close()
+	dead, err := openExchangeLog(filepath.Join(out, DeadFile))
+	if err != nil {
+		return sum, err
+	}
+	defer dead.Close()
+
+	g, gctx := errgroup.WithContext(ctx)
+	wctx, stopWorkers := context.WithCancel(gctx)
+	defer stopWorkers()
+	if fc.Local {
+		w, stop, err := startWorker(ctx, cfg, q, srv, followUps, len(todo), log)
+		if err != nil {
+			return sum, err
+		}
+		defer stop()
+		g.Go(func() error { return w.Run(wctx) })
+	}
+	var prog farm.Progress
+	g.Go(func() error {
+		defer stopWorkers()
+		var err error
+		prog, err = q.Collect(gctx, farm.CollectConfig{
+			Run: run, Want: configIDs(todo), Records: records, Metrics: fc.Metrics,
+			Attempts: func(v any) error { return attempts.Append(v.(farm.Attempt).Dialogue) },
+			Dead:     dead.Append,
+			Progress: func(p farm.Progress) {
+				if cfg.Run.Progress != nil {
+					cfg.Run.Progress(driver.Progress{Done: p.Done, Total: p.Total, OK: p.OK, Failed: p.Failed + p.Dead, Elapsed: p.Elapsed, Last: p.Last})
+				}
+			},
+		}, log)
+		return err
+	})
+	err = g.Wait()
+	sum.OK, sum.Failed = prog.OK, prog.Failed+prog.Dead
+	if ctx.Err() != nil {
+		return sum, ctx.Err()
+	}
+	return sum, err
+}
+
+// startWorker starts the editor and browser, opens up to n simulator
+// windows and returns a farm worker driving on them; stop ends the editor.
+func startWorker(ctx context.Context, cfg DriveConfig, q *farm.Queue, srv *capture.Server, followUps driver.FollowUps, n int, log *zap.Logger) (*farm.Worker, func(), error) {
+	r := driver.NewRunner(cfg.Run, srv, followUps, log)
+	if err := r.Start(ctx); err != nil {
+		return nil, nil, err
+	}
+	slots := min(max(cfg.Run.Sessions, 1), n)
+	if err := r.OpenSessions(slots); err != nil {
+		r.Stop()
+		return nil, nil, err
+	}
+	wc := farm.DefaultWorkerConfig()
+	wc.Slots = slots
+	return farm.NewWorker(wc, q, RunnerDriver{r}, cfg.Farm.Metrics, log), r.Stop, nil
+}
+
+// Work makes this process a worker of a remote farm: it answers the plugin
+// with responder, drives cfg.Run.Sessions simulators on jobs of any run,
+// and publishes their results, until ctx ends. Its run folder keeps the
+// editor's and browser's folders, exchanges.jsonl and failure artifacts.
+func Work(ctx context.Context, cfg DriveConfig, responder capture.Responder, followUps driver.FollowUps, log *zap.Logger) error {
+	if cfg.Farm.NATS.URL == "" {
+		return fmt.Errorf("worker: no farm address (--nats)")
+	}
+	return withCapture(ctx, cfg, responder, log, func(srv *capture.Server) error {
+		nc, err := farm.Dial(ctx, cfg.Farm.NATS)
+		if err != nil {
+			return err
+		}
+		defer nc.Close()
+		js, err := farm.JetStream(nc)
+		if err != nil {
+			return err
+		}
+		q, err := farm.Open(ctx, js)
+		if err != nil {
+			return err
+		}
+		w, stop, err := startWorker(ctx, cfg, q, srv, followUps, max(cfg.Run.Sessions, 1), log)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		return w.Run(ctx)
+	})
+}
+
+// RunnerDriver lets the farm's workers drive on a Runner's windows.
+type RunnerDriver struct{ R *driver.Runner }
+
+var _ farm.Driver = RunnerDriver{}
+
+// DriveOne drives c on the slot-th window.
+func (d RunnerDriver) DriveOne(ctx context.Context, slot int, c dialog.ChatConfig) (farm.Outcome, error) {
+	dl, retry, err := d.R.DriveSlot(ctx, slot, c)
+	return farm.Outcome{Dialogue: dl, Retry: retry}, err
+}
+
+func configIDs(cs []dialog.ChatConfig) []string {
+	out := make([]string, len(cs))
+	for i, c := range cs {
+		out[i] = c.ID
+	}
+	return out
+}

@@ -1,0 +1,152 @@
+package pipeline
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"dialogfarm/dialog"
+)
+
+// RunStatus is a run folder's progress as its files tell it.
+type RunStatus struct {
+	// Total is the number of configs (configs.jsonl), 0 when unknown.
+	Total   int `json:"total"`
+	OK      int `json:"ok"`
+	Failed  int `json:"failed"`
+	Dead    int `json:"dead"`
+	Retried int `json:"retried"`
+	// PerMinute is dialogues recorded per minute between the first start
+	// and the last end.
+	PerMinute float64       `json:"per_minute"`
+	ETA       time.Duration `json:"eta_ns"`
+	// Failures counts failed records by class: the step they failed at.
+	Failures map[string]int `json:"failures"`
+	// Sessions counts records per simulator.
+	Sessions map[string]int `json:"sessions"`
+	Last     time.Time      `json:"last"`
+}
+
+// ReadRunStatus reads OUT/configs.jsonl (if any), dialogues.jsonl,
+// attempts.jsonl and dead.jsonl. A torn last line (a run killed
+// mid-write) is ignored, as the drive stage ignores it.
+func ReadRunStatus(out string) (RunStatus, error) {
+	st := RunStatus{Failures: map[string]int{}, Sessions: map[string]int{}}
+	var n int
+	err := eachLine(filepath.Join(out, ConfigsFile), func([]byte) error { n++; return nil })
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return st, err
+	}
+	st.Total = n
+	var first, last time.Time
+	err = eachLine(filepath.Join(out, DialoguesFile), func(line []byte) error {
+		var d dialog.Dialogue
+		if err := json.Unmarshal(line, &d); err != nil {
+			return err
+		}
+		switch {
+		case d.Status == dialog.StatusOK:
+			st.OK++
+		case d.FailedStep == "dead_letter":
+			st.Dead++
+			st.Failures[d.FailedStep]++
+		default:
+			st.Failed++
+			st.Failures[d.FailedStep]++
+		}
+		if d.Session != "" {
+			st.Sessions[d.Session]++
+		}
+		if !d.StartedAt.IsZero() && (first.IsZero() || d.StartedAt.Before(first)) {
+			first = d.StartedAt
+		}
+		if end := d.StartedAt.Add(time.Duration(d.Seconds * float64(time.Second))); end.After(last) {
+			last = end
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return st, err
+	}
+	err = eachLine(filepath.Join(out, AttemptsFile), func([]byte) error { st.Retried++; return nil })
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return st, err
+	}
+	st.Last = last
+	done := st.OK + st.Failed + st.Dead
+	if span := last.Sub(first); done > 0 && span > 0 {
+		st.PerMinute = float64(done) / span.Minutes()
+		if st.Total > done {
+			st.ETA = time.Duration(float64(st.Total-done) / st.PerMinute * float64(time.Minute))
+		}
+	}
+	return st, nil
+}
+
+// eachLine calls f with every line of path. A last line without its
+// newline that f rejects is a torn write of a killed run and is skipped;
+// any other rejected line is an error naming it.
+func eachLine(path string, f func([]byte) error) error {
+	file, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer file.Close()
+	r := bufio.NewReaderSize(file, 1<<20)
+	for n := 1; ; n++ {
+		line, err := r.ReadBytes('\n')
+		if err != nil && !errors.Is(err, io.EOF) {
+			return fmt.Errorf("read %s: %w", path, err)
+		}
+		torn := errors.Is(err, io.EOF)
+		if text := bytes.TrimSpace(line); len(text) > 0 {
+			if ferr := f(text); ferr != nil && !torn {
+				return fmt.Errorf("%s:%d: %w", path, n, ferr)
+			}
+		}
+		if torn {
+			return nil
+		}
+	}
+}
+
+// Text renders the status for a terminal.
+func (st RunStatus) Text() string {
+	var b strings.Builder
+	done := st.OK + st.Failed + st.Dead
+	total := "?"
+	if st.Total > 0 {
+		total = fmt.Sprint(st.Total)
+	}
+	fmt.Fprintf(&b, "progress: %d of %s configs recorded: %d ok, %d failed, %d dead-lettered; %d failed attempts retried\n",
+		done, total, st.OK, st.Failed, st.Dead, st.Retried)
+	if st.PerMinute > 0 {
+		fmt.Fprintf(&b, "rate: %.1f dialogues/min", st.PerMinute)
+		if st.ETA > 0 {
+			fmt.Fprintf(&b, ", about %s left at that rate", st.ETA.Round(time.Second))
+		}
+		fmt.Fprintf(&b, "; last record at %s\n", st.Last.Format(time.RFC3339))
+	}
+	if len(st.Failures) > 0 {
+		b.WriteString("failures by class:")
+		for _, k := range sortedKeys(st.Failures) {
+			fmt.Fprintf(&b, " %s %d,", k, st.Failures[k])
+		}
+		b.WriteString("\n")
+	}
+	if len(st.Sessions) > 0 {
+		b.WriteString("records per simulator:")
+		for _, k := range sortedKeys(st.Sessions) {
+			fmt.Fprintf(&b, " %s %d,", k, st.Sessions[k])
+		}
+		b.WriteString("\n")
+	}
+	return strings.ReplaceAll(b.String(), ",\n", "\n")
+}
