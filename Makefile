@@ -8,7 +8,7 @@ BIN       := bin/dialogfarm
 DEMO_OUT  ?= out/demo
 GOTEST    ?= $(GO) test -race -count=1 -timeout 20m
 
-.PHONY: setup build test demo demo-drive bench lint clean
+.PHONY: setup build test demo demo-drive bench bench-farm chaos lint clean
 
 setup:
 	@bash scripts/setup.sh
@@ -57,6 +57,24 @@ bench: setup
 	$(GO) test -run '^$$' -bench 'BenchmarkGenerate|BenchmarkJSD|BenchmarkMakePlan' -count 5 ./configgen ./analyst | tee out/bench/go-bench.txt
 	$(GO) run $(BENCHSTAT) out/bench/go-bench.txt
 	$(GO) run ./internal/editorbench -runs 5
+
+# The farm: the queue's own cost per job (enqueue, pull, publish a 20 KB
+# result, collect, ack; -count 5 through benchstat), then dialogues per
+# minute, CPU and RSS with 1, 2 and 4 simulators on a 2 s fake model over
+# 12 configs per simulator (48 at 4), measured side by side in one run.
+bench-farm: setup
+	@mkdir -p out/bench
+	$(GO) test -run '^$$' -bench BenchmarkJobOverhead -benchtime 500x -count 5 ./farm | tee out/bench/farm-bench.txt
+	$(GO) run $(BENCHSTAT) out/bench/farm-bench.txt
+	$(GO) run ./internal/editorbench -runs 3 -sessions 1,2,4 -per-session 12 -model-delay 2s
+
+# Chaos: the whole farm process killed 12 times at random moments while 20%
+# of attempts fail and some simulators hang; a worker's connection dying
+# mid-dialogue; dead letters; a 3-node cluster losing a node; a second
+# worker joining over the network. `make test` runs the same tests with 3
+# kills.
+chaos: setup
+	DIALOGFARM_CHAOS_KILLS=12 $(GO) test -race -count=1 -v -run 'TestChaos|TestCrashedWorker|TestDeadLetter|TestCluster|TestRemoteWorker|TestResume' ./farm
 
 clean:
 	rm -rf bin out

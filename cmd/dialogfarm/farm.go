@@ -43,6 +43,9 @@ func (a *app) farmConfig() (pipeline.FarmConfig, error) {
 	if fc.Attempts < 1 {
 		return fc, fmt.Errorf("--attempts %d: want at least 1", fc.Attempts)
 	}
+	// Two deliveries beyond the attempts: a worker that dies mid-dialogue
+	// costs a delivery without an attempt being recorded.
+	fc.Queue.MaxDeliver = fc.Attempts + 2
 	fc.NATS = farm.ClientConfig{
 		URL: a.v.GetString("nats"), Creds: a.v.GetString("nats-creds"), NkeySeed: a.v.GetString("nats-nkey"),
 		CAFile: a.v.GetString("nats-ca"), CertFile: a.v.GetString("nats-cert"), KeyFile: a.v.GetString("nats-key"),
