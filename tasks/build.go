@@ -41,7 +41,10 @@ type Build struct {
 // BuildOptions configures BuildTasks.
 type BuildOptions struct {
 	Python string // interpreter for the Python stubber (default /usr/bin/python3)
-	Log    *zap.Logger
+	// Model, when set, writes the requirement documents (cached in
+	// out/requirements-cache); nil uses the deterministic template.
+	Model Model
+	Log   *zap.Logger
 }
 
 // BuildTasks writes, for every step of plan, the skeleton overlay, the
@@ -88,7 +91,7 @@ func BuildTasks(ctx context.Context, g *Graph, plan *Plan, out string, opt Build
 			return nil, fmt.Errorf("reference patch of step %d: %w", s.N, err)
 		}
 		t := StepTask{Step: s.N, Language: g.Language, FailToPass: s.Tests, PassToPass: plan.PassToPass(s.N),
-			Files: files, Merged: s.Merged, RequirementBy: "template"}
+			Files: files, Merged: s.Merged}
 		for _, id := range s.Nodes {
 			t.Nodes = append(t.Nodes, byID[id])
 		}
@@ -102,7 +105,12 @@ func BuildTasks(ctx context.Context, g *Graph, plan *Plan, out string, opt Build
 		if err := os.WriteFile(t.Patch, []byte(patch), 0o644); err != nil {
 			return nil, fmt.Errorf("write patch: %w", err)
 		}
-		if err := os.WriteFile(t.Requirement, []byte(requirementDoc(g, t, orig)), 0o644); err != nil {
+		req, by, err := requirement(ctx, opt.Model, filepath.Join(out, "requirements-cache"), g, t, orig)
+		if err != nil {
+			return nil, err
+		}
+		t.RequirementBy = by
+		if err := os.WriteFile(t.Requirement, []byte(req), 0o644); err != nil {
 			return nil, fmt.Errorf("write requirement: %w", err)
 		}
 		if err := WriteJSON(filepath.Join(dir, "task.json"), t); err != nil {

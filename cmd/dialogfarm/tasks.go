@@ -55,6 +55,9 @@ document; a three-state audit decides which steps are exported.
 	bf.String("profile", "default", "profile (file or built-in name) for the chat configs' query style and locale")
 	bf.Int("runs", 3, "runs of the original state in the audit")
 	bf.Duration("test-timeout", 0, "timeout of one test run (default 2m)")
+	bf.String("requirement-model", "", "model that writes the requirement documents through the gateway (empty: the deterministic template)")
+	bf.String("requirement-model-base-url", "", "OpenAI-compatible base URL of that model")
+	bf.String("requirement-api-key-env", "", "environment variable holding that model's API key (empty: no key)")
 	for _, c := range []*cobra.Command{trace, plan, build} {
 		c.Flags().String("out", "out/tasks", "work directory (graph.json, plan.json, steps/)")
 		c.Flags().String("python", "/usr/bin/python3", "Python interpreter that has pytest")
@@ -141,7 +144,16 @@ func (a *app) tasksBuild(c *cobra.Command) error {
 	if err := os.RemoveAll(filepath.Join(out, "steps")); err != nil {
 		return err
 	}
-	b, err := tasks.BuildTasks(ctx, g, p, out, tasks.BuildOptions{Python: python, Log: a.log})
+	m, err := stageModel("requirements", a.v.GetString("requirement-model-base-url"), a.v.GetString("requirement-model"),
+		a.v.GetString("requirement-api-key-env"), 0, a.log)
+	if err != nil {
+		return err
+	}
+	opt := tasks.BuildOptions{Python: python, Log: a.log}
+	if m != nil {
+		opt.Model = m
+	}
+	b, err := tasks.BuildTasks(ctx, g, p, out, opt)
 	if err != nil {
 		return err
 	}
