@@ -1,0 +1,5 @@
+//go:build !race
+
+package analyst
+
+const raceEnabled = false

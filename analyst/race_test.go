@@ -1,0 +1,6 @@
+//go:build race
+
+package analyst
+
+// raceEnabled: the race detector slows the planner about tenfold.
+const raceEnabled = true
