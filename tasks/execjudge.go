@@ -37,8 +37,10 @@ type execStep struct {
 	names []string // the functions, as the splicer names them
 }
 
-// Intents the execution judge checks.
-var execIntents = map[string]bool{"generate": true, "fix": true}
+// Intents the execution judge checks: generate and fix answers are spliced
+// into the skeleton; tests answers are added as a test file and must pass
+// on the reference and fail on the skeleton.
+var execIntents = map[string]bool{"generate": true, "fix": true, "tests": true}
 
 // LoadExecJudge reads the instances and graph that `tasks build` wrote in dir.
 func LoadExecJudge(dir string, sb *sandbox.Sandbox, python string, log *zap.Logger) (*ExecJudge, error) {
@@ -102,7 +104,7 @@ func containsStr(xs []string, s string) bool {
 // Execute checks answer for the task-derived dialogue configID. It returns
 // nil (nothing to say) for other dialogues and intents.
 func (j *ExecJudge) Execute(ctx context.Context, configID, intent, answer string) (*dialog.Execution, error) {
-	st, ok := j.steps[configID]
+	st, ok := j.steps[strings.TrimSuffix(configID, "__tests")]
 	if !ok || !execIntents[intent] {
 		return nil, nil
 	}
@@ -120,6 +122,9 @@ func (j *ExecJudge) Execute(ctx context.Context, configID, intent, answer string
 		return nil, err
 	}
 	defer os.RemoveAll(work)
+	if intent == "tests" {
+		return j.executeTests(ctx, work, st, strings.Join(blocks, "\n\n"), ex)
+	}
 	ws := filepath.Join(work, "ws")
 	if err := copyTree(st.inst.Workspace, ws); err != nil {
 		return nil, fmt.Errorf("copy the skeleton of %s: %w", configID, err)

@@ -5,6 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -97,6 +100,11 @@ func Export(ctx context.Context, b *Build, a *Audit, out string, opt ExportOptio
 			}
 			if c, ok := chatConfig(b, i, inst, opt.Profile); ok {
 				cfgs = append(cfgs, c)
+				tc, err := testsConfig(b, i, c, opt.Profile)
+				if err != nil {
+					return res, err
+				}
+				cfgs = append(cfgs, tc)
 			}
 		}
 		insts = append(insts, inst)
@@ -137,6 +145,109 @@ func gitHead(ctx context.Context, repo string) string {
 		return ""
 	}
 	return strings.TrimSpace(res.Output)
+}
+
+// testsQueryTemplates: locale → style → template for the tests intent.
+var testsQueryTemplates = map[string]map[string]string{
+	"en": {
+		profiles.StyleTerse:   "write tests for %s",
+		profiles.StyleNormal:  "Please write unit tests for %s.",
+		profiles.StyleVerbose: "Could you write unit tests for %s? They should check its behaviour, including edge cases, and pass with the current implementation.",
+	},
+	"zh": {
+		profiles.StyleTerse:   "给 %s 写测试",
+		profiles.StyleNormal:  "请为 %s 编写单元测试。",
+		profiles.StyleVerbose: "请为 %s 编写单元测试，覆盖它的主要行为和边界情况，并且在当前实现下全部通过。",
+	},
+}
+
+// ReferenceWorkspace is where Export materializes step n's reference state
+// (the skeleton with the reference patch applied): the tree a tests-intent
+// dialogue opens.
+func referenceWorkspace(t StepTask) string {
+	return filepath.Join(filepath.Dir(t.SkeletonDir), "reference-workspace")
+}
+
+// testsConfig is the tests-intent twin of a step's generate config: the
+// reference state opened, the implemented function selected, a request
+// for unit tests. Its id is the instance id + "__tests".
+func testsConfig(b *Build, i int, gen dialog.ChatConfig, p *profiles.Profile) (dialog.ChatConfig, error) {
+	t := b.Tasks[i]
+	ws := referenceWorkspace(t)
+	if err := os.RemoveAll(ws); err != nil {
+		return dialog.ChatConfig{}, err
+	}
+	if err := copyTree(b.Repo, ws); err != nil {
+		return dialog.ChatConfig{}, fmt.Errorf("materialize the reference of step %d: %w", t.Step, err)
+	}
+	if err := writeFiles(ws, b.States[i+1]); err != nil {
+		return dialog.ChatConfig{}, err
+	}
+	src, err := os.ReadFile(filepath.Join(ws, filepath.FromSlash(gen.File)))
+	if err != nil {
+		return dialog.ChatConfig{}, err
+	}
+	c := gen
+	c.ID, c.Repo, c.Intent, c.Cursor = gen.ID+"__tests", ws, profiles.IntentTests, nil
+	c.PlanCell = "tasks:" + c.ID
+	start, end := defLines(src, t.Nodes[0], b.Language)
+	c.Selection = &dialog.Selection{Start: dialog.Position{Line: start, Col: 1}, End: dialog.Position{Line: end + 1, Col: 1}}
+	c.CursorBehaviour, c.Reference = profiles.CursorWholeFunction, profiles.RefSelection
+	style := c.QueryStyle
+	if _, ok := testsQueryTemplates[c.Locale][style]; !ok {
+		style = profiles.StyleTerse
+	}
+	c.Turns = []dialog.TurnSpec{{Query: fmt.Sprintf(testsQueryTemplates[c.Locale][style], c.Symbol)}}
+	if err := c.Validate(); err != nil {
+		return dialog.ChatConfig{}, fmt.Errorf("tests config of step %d: %w", t.Step, err)
+	}
+	return c, nil
+}
+
+// defLines finds a function's first and last line in src by its name:
+// Go by parsing, Python by the def line's indentation.
+func defLines(src []byte, n Node, lang string) (int, int) {
+	short := n.Name[strings.LastIndexAny(n.Name, ".")+1:]
+	lines := strings.Split(string(src), "\n")
+	if lang == LangGo {
+		fset := token.NewFileSet()
+		if f, err := parser.ParseFile(fset, "", src, parser.SkipObjectResolution); err == nil {
+			want := n.Name[strings.LastIndex(n.Name, "/")+1:]
+			want = want[strings.Index(want, ".")+1:]
+			for _, d := range f.Decls {
+				if fd, ok := d.(*ast.FuncDecl); ok && goFuncName(fd) == want {
+					return fset.Position(fd.Pos()).Line, fset.Position(fd.End()).Line
+				}
+			}
+		}
+		return n.Line, n.EndLine
+	}
+	from := 0
+	if cls, _, ok := strings.Cut(n.Name, "."); ok {
+		for i, l := range lines {
+			if strings.HasPrefix(l, "class "+cls+"(") || strings.HasPrefix(l, "class "+cls+":") {
+				from = i
+				break
+			}
+		}
+	}
+	for i := from; i < len(lines); i++ {
+		l := lines[i]
+		trimmed := strings.TrimLeft(l, " ")
+		if !strings.HasPrefix(trimmed, "def "+short+"(") && !strings.HasPrefix(trimmed, "async def "+short+"(") {
+			continue
+		}
+		indent := len(l) - len(trimmed)
+		end := i + 1
+		for end < len(lines) && (strings.TrimSpace(lines[end]) == "" || len(lines[end])-len(strings.TrimLeft(lines[end], " ")) > indent) {
+			end++
+		}
+		for end > i+1 && strings.TrimSpace(lines[end-1]) == "" {
+			end--
+		}
+		return i + 1, end
+	}
+	return n.Line, n.EndLine
 }
 
 // queryTemplates: locale → style → template; %s is the function name.
