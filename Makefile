@@ -68,13 +68,16 @@ bench-farm: setup
 	$(GO) run $(BENCHSTAT) out/bench/farm-bench.txt
 	$(GO) run ./internal/editorbench -runs 3 -sessions 1,2,4 -per-session 12 -model-delay 2s
 
-# Chaos: the whole farm process killed 12 times at random moments while 20%
-# of attempts fail and some simulators hang; a worker's connection dying
-# mid-dialogue; dead letters; a 3-node cluster losing a node; a second
-# worker joining over the network. `make test` runs the same tests with 3
-# kills.
+# Chaos, first on the queue alone: the whole farm process killed 12 times
+# at random moments while 20% of attempts fail and some simulators hang; a
+# worker's connection dying mid-dialogue; dead letters; a 3-node cluster
+# losing a node; a second worker joining over the network (`make test` runs
+# these with 3 kills). Then with the real editor: `dialogfarm run` killed
+# with SIGKILL 10 times, code-server and Chromium killed mid-dialogue, 20%
+# of model calls failing (429, 500, dropped streams, hangs).
 chaos: setup
 	DIALOGFARM_CHAOS_KILLS=12 $(GO) test -race -count=1 -v -run 'TestChaos|TestCrashedWorker|TestDeadLetter|TestCluster|TestRemoteWorker|TestResume' ./farm
+	$(GO) test -tags chaos -count=1 -v -timeout 60m -run TestChaosEditor ./cmd/dialogfarm
 
 clean:
 	rm -rf bin out
