@@ -27,18 +27,53 @@ func (w *window) eval(ctx context.Context, js string, args ...any) (*proto.Runti
 }
 
 // jsPoll wraps a predicate so that one evaluation waits in the page: it
-// re-checks the predicate every 15 ms and resolves with its first truthy
-// value, or with null after slice milliseconds (the Go side then checks its
-// context and polls again). One DevTools round trip per slice, and the state
-// is seen within a frame of appearing.
+// checks the predicate when the DOM changes (a MutationObserver on the page
+// and on every same-origin frame inside it, such as a plugin's webview),
+// when focus or the selection moves, and at the latest every 50 ms (for
+// states no DOM change shows, e.g. a performance mark or a frame that
+// navigated); it resolves with the predicate's first truthy value, or with
+// null after slice milliseconds (the Go side then checks its context and
+// waits again). One DevTools round trip per slice; an idle window costs
+// almost nothing while it waits, unlike checking every 15 ms.
 const jsPoll = `(pred, slice, ...a) => new Promise((resolve) => {
+	let done = false, timer = 0;
+	const observers = [], docs = new Set();
+	const events = ['focusin', 'focusout', 'selectionchange', 'input', 'keyup'];
+	const finish = (v) => {
+		done = true;
+		clearTimeout(timer);
+		observers.forEach((o) => o.disconnect());
+		docs.forEach((d) => events.forEach((e) => d.removeEventListener(e, check, true)));
+		resolve(v);
+	};
+	const watch = (doc) => {
+		if (!doc || docs.has(doc)) return;
+		docs.add(doc);
+		const o = new MutationObserver(check);
+		o.observe(doc, {subtree: true, childList: true, attributes: true, characterData: true});
+		observers.push(o);
+		events.forEach((e) => doc.addEventListener(e, check, true));
+	};
+	const scan = (doc) => {
+		if (!doc) return;
+		watch(doc);
+		for (const f of doc.querySelectorAll('iframe')) {
+			try { scan(f.contentDocument); } catch (e) {}
+		}
+	};
 	const t0 = performance.now();
-	const tick = () => {
+	function check() {
+		if (done) return;
 		let v = null;
 		try { v = pred(...a); } catch (e) { v = null; }
-		if (v) return resolve(v);
-		if (performance.now() - t0 > slice) return resolve(null);
-		setTimeout(tick, 15);
+		if (v) return finish(v);
+		if (performance.now() - t0 > slice) return finish(null);
+	}
+	const tick = () => {
+		if (done) return;
+		scan(document);
+		check();
+		if (!done) timer = setTimeout(tick, 50);
 	};
 	tick();
 })`
