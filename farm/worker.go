@@ -48,6 +48,9 @@ type WorkerConfig struct {
 	Backoff []time.Duration
 	// FetchWait is how long one pull waits for a job.
 	FetchWait time.Duration
+	// Budget, when set, admits each dialogue by the machine's CPU and
+	// memory (--sessions auto); nil admits every slot at once.
+	Budget *Budget
 }
 
 // DefaultWorkerConfig is one slot named after the host and process.
@@ -109,9 +112,17 @@ func (w *Worker) Run(ctx context.Context) error {
 func (w *Worker) pull(ctx context.Context, slot int) error {
 	backoff := 100 * time.Millisecond
 	for ctx.Err() == nil {
+		if b := w.cfg.Budget; b != nil {
+			if err := b.Acquire(ctx); err != nil {
+				return nil
+			}
+		}
 		fctx, cancel := context.WithTimeout(ctx, w.cfg.FetchWait)
 		msg, err := w.q.workers.Next(jetstream.FetchContext(fctx))
 		cancel()
+		if err != nil && w.cfg.Budget != nil {
+			w.cfg.Budget.Release()
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
@@ -128,6 +139,9 @@ func (w *Worker) pull(ctx context.Context, slot int) error {
 		}
 		backoff = 100 * time.Millisecond
 		w.handle(ctx, slot, msg)
+		if w.cfg.Budget != nil {
+			w.cfg.Budget.Release()
+		}
 	}
 	return nil
 }

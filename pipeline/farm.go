@@ -36,6 +36,9 @@ type FarmConfig struct {
 	// Local says this process also drives (cfg.Run.Sessions simulators);
 	// false leaves the driving to remote workers.
 	Local bool
+	// Auto admits each dialogue by the machine's CPU and memory budget
+	// (--sessions auto) rather than running every window at once.
+	Auto bool
 	// Metrics, when set, counts this process's dialogues.
 	Metrics *farm.Metrics
 }
@@ -224,6 +227,9 @@ func startWorker(ctx context.Context, cfg DriveConfig, q *farm.Queue, srv *captu
 	}
 	wc := farm.DefaultWorkerConfig()
 	wc.Slots = slots
+	if cfg.Farm.Auto {
+		wc.Budget = farm.NewBudget(slots)
+	}
 	return farm.NewWorker(wc, q, RunnerDriver{r}, cfg.Farm.Metrics, log), r.Stop, nil
 }
 

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"time"
 
@@ -16,6 +18,7 @@ import (
 	"dialogfarm/configgen"
 	"dialogfarm/dialog"
 	"dialogfarm/driver"
+	"dialogfarm/farm"
 	"dialogfarm/pipeline"
 )
 
@@ -60,7 +63,7 @@ func (a *app) queryModel() (configgen.Model, error) {
 // addDriveFlags adds the flags of the drive stage.
 func addDriveFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
-	f.Int("sessions", 1, "simulators (browser windows) driving at once on one code-server; 0 with --nats leaves the driving to remote workers")
+	f.String("sessions", "1", "simulators (browser windows) driving at once on one code-server; auto: as many as CPU and memory allow (at most 8), each dialogue admitted while the machine has CPU and memory to spare; 0 with --nats leaves the driving to remote workers")
 	f.StringSlice("adapter", []string{adapter.DefaultName}, "plugin adapter: a bundled name ("+strings.Join(adapter.Bundled(), ", ")+") or an adapter YAML file; repeat for several plugins (the first drives configs without a plugin field)")
 	f.Duration("answer-timeout", 5*time.Minute, "longest wait for one answer")
 	addFarmFlags(cmd)
@@ -142,7 +145,11 @@ func (a *app) driveConfig(out string) (pipeline.DriveConfig, error) {
 		versions = append(versions, manifest.ID()+"@"+manifest.Version)
 	}
 	rc.Editor, rc.Browser = a.editorConfig(), a.browserConfig()
-	rc.Sessions = a.v.GetInt("sessions")
+	sessions, auto, err := parseSessions(a.v.GetString("sessions"))
+	if err != nil {
+		return pipeline.DriveConfig{}, err
+	}
+	rc.Sessions = sessions
 	rc.Timeouts.Answer = a.v.GetDuration("answer-timeout")
 	rc.PluginVersion = strings.Join(versions, ",")
 	rc.Assignments = driver.NewAssignments()
@@ -151,6 +158,7 @@ func (a *app) driveConfig(out string) (pipeline.DriveConfig, error) {
 		return pipeline.DriveConfig{}, err
 	}
 	fc.Local = rc.Sessions > 0 || fc.NATS.URL == ""
+	fc.Auto = auto
 	return pipeline.DriveConfig{Capture: capture.DefaultConfig(), Run: rc, Farm: fc}, nil
 }
 
@@ -162,4 +170,17 @@ func readConfigs(path string) ([]dialog.ChatConfig, error) {
 	}
 	defer f.Close()
 	return dialog.ReadConfigs(f, path)
+}
+
+// parseSessions reads --sessions: a count, or auto (two per core, bounded
+// by memory, with each dialogue admitted by a CPU and memory budget).
+func parseSessions(v string) (n int, auto bool, err error) {
+	if v == "auto" {
+		return farm.AutoSessions(runtime.NumCPU()), true, nil
+	}
+	n, err = strconv.Atoi(v)
+	if err != nil || n < 0 {
+		return 0, false, fmt.Errorf("--sessions %q: want a number of simulators (0 or more) or auto", v)
+	}
+	return n, false, nil
 }
