@@ -49,6 +49,50 @@ func TestConsumersAccept(t *testing.T) {
 	}
 }
 
+// TestConsumersAcceptFolder runs the same rules on a dataset folder made
+// elsewhere, e.g. by a real run: DATASET_DIR=out/run1/dataset go test
+// -run TestConsumersAcceptFolder ./dataset. Without DATASET_DIR it skips.
+func TestConsumersAcceptFolder(t *testing.T) {
+	dir := os.Getenv("DATASET_DIR")
+	if dir == "" {
+		t.Skip("DATASET_DIR names no dataset folder")
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "*.jsonl"))
+	if len(files) == 0 {
+		t.Fatalf("no JSONL file in %s", dir)
+	}
+	for _, f := range files {
+		if err := hfOneSchema(f); err != nil {
+			t.Error(err)
+		}
+	}
+	if err := llamaFactoryAccepts(dir); err != nil {
+		t.Error(err)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, StatsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st Stats
+	if err := json.Unmarshal(data, &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Format == sft.FormatOpenAI && st.Meta != sft.MetaInline {
+		limit := st.MaxTokens
+		if limit == 0 {
+			limit = 16385
+		}
+		for _, f := range []string{TrainFile, ValidationFile} {
+			if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
+				if err := openAIAccepts(filepath.Join(dir, f), limit); err != nil {
+					t.Error(err)
+				}
+			}
+		}
+	}
+	t.Logf("%s: %d records (%d train, %d validation) pass", dir, st.Records, st.Splits[SplitTrain], st.Splits[SplitValidation])
+}
+
 // TestConsumerRulesCatch checks that each rule rejects what it must, so a
 // pass above means something.
 func TestConsumerRulesCatch(t *testing.T) {

@@ -88,8 +88,13 @@ func (st *Stats) finish(kept []*sample) {
 	}
 	st.Tokens.Min, st.Tokens.Max = toks[0], toks[len(toks)-1]
 	st.Tokens.Mean = math.Round(float64(st.Tokens.Total)/float64(len(toks))*10) / 10
-	st.Tokens.P50 = toks[(len(toks)-1)*50/100]
-	st.Tokens.P95 = toks[(len(toks)-1)*95/100]
+	st.Tokens.P50, st.Tokens.P95 = nearestRank(toks, 50), nearestRank(toks, 95)
+}
+
+// nearestRank is the p-th percentile of sorted by the nearest-rank
+// method: the smallest value with at least p% of the values at or below it.
+func nearestRank(sorted []int, p int) int {
+	return sorted[max((len(sorted)*p+99)/100-1, 0)]
 }
 
 func orUnknown(s string) string {

@@ -47,3 +47,14 @@ func TestTokenCounts(t *testing.T) {
 		t.Error("an unknown encoding was accepted")
 	}
 }
+
+func TestNearestRank(t *testing.T) {
+	for _, c := range []struct {
+		vals    []int
+		p, want int
+	}{{[]int{257, 656}, 95, 656}, {[]int{257, 656}, 50, 257}, {[]int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, 95, 10}, {[]int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, 50, 5}, {[]int{7}, 95, 7}} {
+		if got := nearestRank(c.vals, c.p); got != c.want {
+			t.Errorf("p%d of %v = %d, want %d", c.p, c.vals, got, c.want)
+		}
+	}
+}
