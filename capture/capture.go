@@ -19,6 +19,11 @@
 // carries the secret, and many simulators share one endpoint. GET
 // .../v1/models lists one model.
 //
+// A driver names the config and turn it is driving with Expect; every
+// request that arrives afterwards is labelled with them (Exchange.ConfigID
+// and Exchange.Turn), so an exchange that completes late can never be
+// taken for a later config's or turn's.
+//
 // A driver waits for the exchange its action caused with Next, which blocks
 // until the answer has been sent (or the request failed) and hands out each
 // exchange of a session once, in the order they completed. A Sink, when

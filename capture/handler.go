@@ -148,7 +148,8 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request, sessionID string)
 	h.inflight.Add(1)
 	defer h.inflight.Done()
 
-	ex := dialog.Exchange{Session: sessionID, Seq: h.begin(sessionID), Received: received}
+	ex := dialog.Exchange{Session: sessionID, Received: received}
+	h.begin(&ex)
 	status, err := h.answer(w, r, &ex)
 	if err != nil {
 		ex.Error = err.Error()

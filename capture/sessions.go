@@ -12,6 +12,7 @@ import (
 // session is the exchanges of one simulator session.
 type session struct {
 	seq   int         // the last Seq handed to a request
+	label label       // what requests arriving now belong to (Expect)
 	done  []completed // completed exchanges, in completion order
 	next  int         // index in done of the first one Next has not handed out
 	ready chan struct{}
@@ -32,13 +33,31 @@ func (h *Handler) sessionLocked(id string) *session {
 	return s
 }
 
-// begin numbers a request of session id, from 1.
-func (h *Handler) begin(id string) int {
+// label is the config and turn a session's requests belong to.
+type label struct {
+	configID string
+	turn     int
+}
+
+// Expect labels the requests of session that arrive from now on with the
+// config and turn the simulator is driving, until the next Expect: each
+// exchange records them (Exchange.ConfigID, Exchange.Turn), so an exchange
+// that completes late — after its config failed or timed out — can never
+// be taken for the turn that follows.
+func (h *Handler) Expect(sessionID, configID string, turn int) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	s := h.sessionLocked(id)
+	h.sessionLocked(sessionID).label = label{configID: configID, turn: turn}
+}
+
+// begin numbers a request of session id, from 1, and labels it with the
+// config and turn the session expects now.
+func (h *Handler) begin(ex *dialog.Exchange) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s := h.sessionLocked(ex.Session)
 	s.seq++
-	return s.seq
+	ex.Seq, ex.ConfigID, ex.Turn = s.seq, s.label.configID, s.label.turn
 }
 
 // finish hands a completed exchange to the sink, then to Next.

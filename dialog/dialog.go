@@ -146,6 +146,11 @@ type StepTiming struct {
 type Exchange struct {
 	Session string `json:"session"`
 	Seq     int    `json:"seq"`
+	// ConfigID and Turn (1-based) are the config and turn the session was
+	// driving when the request arrived; a driver takes an exchange only
+	// for the turn it is labelled with.
+	ConfigID string `json:"config_id,omitempty"`
+	Turn     int    `json:"turn,omitempty"`
 	// Request is the request body exactly as the plugin sent it.
 	Request json.RawMessage `json:"request"`
 	// Answer is the text the capture endpoint sent back.

@@ -20,9 +20,12 @@ import (
 )
 
 // Exchanges is what the driver needs from the capture endpoint: the base
-// URL a session's plugin must use, and each request it sent with its answer.
+// URL a session's plugin must use, each request it sent with its answer,
+// and the labelling of those requests with the config and turn being
+// driven (Expect), so an exchange is only ever taken for its own turn.
 type Exchanges interface {
 	BaseURL(session string) string
+	Expect(session, configID string, turn int)
 	Next(ctx context.Context, session string) (dialog.Exchange, error)
 	// Forget drops the session's completed exchanges (between configs),
 	// so memory does not grow with the number of configs driven.
@@ -262,6 +265,9 @@ func (s *Session) Drive(ctx context.Context, cfg dialog.ChatConfig) (d dialog.Di
 		}
 	}
 	var base counts
+	// Requests from now on belong to this config's first turn (a command
+	// instruction sends it from the trigger step already).
+	s.capture.Expect(s.ID, cfg.ID, 1)
 	if err := s.setupSteps(cfg, a, src, &base).run(ctx, &d.Setup); err != nil {
 		return fail(err)
 	}
@@ -453,6 +459,7 @@ func (s *Session) driveTurn(ctx context.Context, cfg dialog.ChatConfig, a *adapt
 			if base.user, base.answers, err = s.win.counts(ctx, u); err != nil {
 				return err
 			}
+			s.capture.Expect(s.ID, cfg.ID, n)
 			return s.send(ctx, a, q)
 		}})
 	} else {
@@ -474,9 +481,9 @@ func (s *Session) driveTurn(ctx context.Context, cfg dialog.ChatConfig, a *adapt
 			return nil
 		}},
 		Step{Name: fmt.Sprintf("turn%d_capture", n), Timeout: t.Step, Do: func(ctx context.Context) error {
-			ex, err := s.capture.Next(ctx, s.ID)
+			ex, err := takeExchange(ctx, s.capture, s.ID, cfg.ID, n, s.log)
 			if err != nil {
-				return fmt.Errorf("take the captured request: %w", err)
+				return err
 			}
 			turn.Exchange = ex
 			if ex.Error != "" {
@@ -535,4 +542,22 @@ func (s *Session) send(ctx context.Context, a *adapter.Adapter, q string) error 
 		return err
 	}
 	return s.win.keys(keys...)
+}
+
+// takeExchange returns the session's next exchange labelled with configID
+// and turn, skipping (and logging) any other: a late exchange of an
+// earlier config or turn is never attached to this one.
+func takeExchange(ctx context.Context, c Exchanges, session, configID string, turn int, log *zap.Logger) (dialog.Exchange, error) {
+	for {
+		ex, err := c.Next(ctx, session)
+		if err != nil {
+			return ex, fmt.Errorf("take the captured request of %s turn %d: %w", configID, turn, err)
+		}
+		if ex.ConfigID == configID && ex.Turn == turn {
+			return ex, nil
+		}
+		log.Warn("skipped an exchange of another config or turn", zap.Int("seq", ex.Seq),
+			zap.String("exchange_config", ex.ConfigID), zap.Int("exchange_turn", ex.Turn),
+			zap.String("config", configID), zap.Int("turn", turn))
+	}
 }
