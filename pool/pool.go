@@ -168,7 +168,7 @@ wait:
 	_ = g.Wait() // the goroutines never return an error; cancelled members return at once
 	close(results)
 	for r := range results {
-		if r.err != nil && ctx.Err() == nil && late != "" {
+		if r.err != nil && ctx.Err() == nil && late != "" && errors.Is(r.err, context.Canceled) {
 			// cut off by the quorum or deadline, not a failure of the member
 			r.err = &MemberError{Member: p.members[r.i].Name(), Late: true, Err: errors.New(late)}
 			p.members[r.i].record(func(s *Stats) { s.Late++ })

@@ -128,6 +128,9 @@ func (a *app) judge(ctx context.Context) error {
 		mode = "judge model " + cfg.JudgeModel.Model
 	}
 	fmt.Fprintf(a.stdout, "judged %d turns of %d dialogues (%s); wrote %s\n", turns, len(dialogues), mode, out)
+	if n := fallbacks(dialogues); n > 0 {
+		fmt.Fprintf(a.stdout, "%d verdicts fell back to the rules because the judge model failed (judge_error in %s); run judge again to score them\n", n, out)
+	}
 	if path := a.v.GetString("scores"); path != "" {
 		if err := profiles.WriteFileAtomic(path, scores.Bytes()); err != nil {
 			return fmt.Errorf("judge: %w", err)
@@ -167,4 +170,19 @@ func writeLine(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	return enc.Encode(v)
+}
+
+// fallbacks counts the verdicts a failing judge model left rules-only.
+func fallbacks(ds []dialog.Dialogue) int {
+	n := 0
+	for _, d := range ds {
+		for _, t := range d.Turns {
+			for _, v := range t.Verdicts {
+				if v.JudgeError != "" {
+					n++
+				}
+			}
+		}
+	}
+	return n
 }

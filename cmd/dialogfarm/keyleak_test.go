@@ -57,6 +57,9 @@ func TestKeyNeverLeaksFromTheBinary(t *testing.T) {
 			}
 		}
 		all.Write(stderr.Bytes())
+		if r.name == "judge" && !strings.Contains(stdout.String(), "verdicts fell back to the rules because the judge model failed") {
+			t.Errorf("judge does not report its rules-only fallbacks:\n%s", stdout.String())
+		}
 	}
 	n := 0
 	for _, req := range up.Requests() {

@@ -458,14 +458,17 @@ func (r *poolResponder) report(w io.Writer) {
 
 func writeStats(w io.Writer, stats []pool.Stats) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "member\tmodel\tanswers\tcalls\tretries\tfailures\tcache hits\tprompt tok\tcompletion tok\tcost USD\tstatus")
+	fmt.Fprintln(tw, "member\tmodel\tanswers\tcalls\tretries\tfailures\tlate\tskipped\tcache hits\tprompt tok\tcompletion tok\tcost USD\tstatus")
 	for _, s := range stats {
 		status := "ok"
 		if s.Failing {
 			status = "FAILING: " + s.LastError
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%.4f\t%s\n", s.Member, s.Model, s.Answers, s.Calls,
-			s.Retries, s.Failures, s.CacheHits, s.PromptTokens, s.CompletionTokens, s.CostUSD, status)
+		if s.Circuit != "" && s.Circuit != "closed" {
+			status = "circuit " + s.Circuit + "; " + status
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%.4f\t%s\n", s.Member, s.Model, s.Answers, s.Calls,
+			s.Retries, s.Failures, s.Late, s.Skipped, s.CacheHits, s.PromptTokens, s.CompletionTokens, s.CostUSD, status)
 	}
 	_ = tw.Flush()
 }
