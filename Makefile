@@ -60,13 +60,16 @@ bench: setup
 
 # The farm: the queue's own cost per job (enqueue, pull, publish a 20 KB
 # result, collect, ack; -count 5 through benchstat), then dialogues per
-# minute, CPU and RSS with 1, 2 and 4 simulators on a 2 s fake model over
-# 12 configs per simulator (48 at 4), measured side by side in one run.
+# minute, CPU seconds per dialogue (by process), UI time and RSS per extra
+# simulator with 1, 2 and 4 simulators on a 2 s fake model over 12 configs
+# per simulator (48 at 4), measured side by side in one run, and 1 vs 8
+# simulators on a 10 s model; each printed against its target.
 bench-farm: setup
 	@mkdir -p out/bench
 	$(GO) test -run '^$$' -bench BenchmarkJobOverhead -benchtime 500x -count 5 ./farm | tee out/bench/farm-bench.txt
 	$(GO) run $(BENCHSTAT) out/bench/farm-bench.txt
-	$(GO) run ./internal/editorbench -runs 3 -sessions 1,2,4 -per-session 12 -model-delay 2s
+	$(GO) run ./internal/editorbench -runs 3 -sessions 1,2,4 -per-session 12 -model-delay 2s -json out/bench/farm-2s.json
+	$(GO) run ./internal/editorbench -runs 1 -sessions 1,8 -per-session 3 -model-delay 10s -json out/bench/farm-10s.json
 
 # Chaos, first on the queue alone: the whole farm process killed 12 times
 # at random moments while 20% of attempts fail and some simulators hang; a

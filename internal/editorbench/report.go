@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -55,10 +56,15 @@ type level struct {
 	DialogueSeconds   stats   `json:"dialogue_seconds"`
 	CPUEditor         float64 `json:"cpu_cores_code_server_in_rounds"`
 	CPUBrowser        float64 `json:"cpu_cores_chromium_in_rounds"`
-	OK                int     `json:"ok"`
-	Failed            int     `json:"failed"`
-	WarmFailed        int     `json:"warmup_attempts_failed"`
-	ColdWindows       int     `json:"windows_not_warm"`
+	// CPUPerDialogue is code-server + Chromium CPU seconds per ok
+	// dialogue (the fake model costs them nothing: all of it is beyond
+	// model time), and CPUByClass the same per kind of process.
+	CPUPerDialogue float64            `json:"cpu_seconds_per_dialogue"`
+	CPUByClass     map[string]float64 `json:"cpu_seconds_per_dialogue_by_process"`
+	OK             int                `json:"ok"`
+	Failed         int                `json:"failed"`
+	WarmFailed     int                `json:"warmup_attempts_failed"`
+	ColdWindows    int                `json:"windows_not_warm"`
 }
 
 // target is a goal and whether the measurement met it.
@@ -164,6 +170,30 @@ func (r *report) print(w io.Writer) error {
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	if n := len(r.Throughput); n > 0 {
+		top := r.Throughput[n-1]
+		fmt.Fprintf(&b, "\nCPU seconds per dialogue by process, %d simulators (code-server + Chromium, all windows):\n", top.Sessions)
+		tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+		classes := make([]string, 0, len(top.CPUByClass))
+		for k := range top.CPUByClass {
+			classes = append(classes, k)
+		}
+		sort.Slice(classes, func(i, j int) bool { return top.CPUByClass[classes[i]] > top.CPUByClass[classes[j]] })
+		for _, k := range classes {
+			share := 0.0
+			if top.CPUPerDialogue > 0 {
+				share = 100 * top.CPUByClass[k] / top.CPUPerDialogue
+			}
+			fmt.Fprintf(tw, "  %s\t%.2f s\t%.0f%%\t\n", k, top.CPUByClass[k], share)
+		}
+		fmt.Fprintf(tw, "  total\t%.2f s\t\t\n", top.CPUPerDialogue)
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		for _, l := range r.Throughput {
+			fmt.Fprintf(&b, "%d sims: %.2f CPU seconds per dialogue\n", l.Sessions, l.CPUPerDialogue)
+		}
 	}
 	fmt.Fprintf(&b, "the %d windows warm and idle (%.0f s before the rounds) use %.2f + %.2f = %.2f CPU cores (code-server + Chromium)\n",
 		r.Windows, idleWindow.Seconds(), r.IdleCS, r.IdleChr, r.IdleCS+r.IdleChr)

@@ -28,7 +28,50 @@ type rssSampler struct {
 // cpuSpan is a process's CPU ticks when sampling first and last saw it.
 type cpuSpan struct {
 	browser     bool
+	class       string
 	first, last int64
+}
+
+// processClass names what a process of the editor or browser is, from its
+// command line, for the per-process CPU breakdown.
+func processClass(pid int, browser bool) string {
+	cmdline, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	c := string(bytes.ReplaceAll(cmdline, []byte{0}, []byte{' '}))
+	if browser {
+		switch {
+		case strings.Contains(c, "--type=renderer"):
+			return "Chromium renderers"
+		case strings.Contains(c, "--type=gpu-process"):
+			return "Chromium GPU process"
+		case strings.Contains(c, "--type="):
+			return "Chromium utility and zygote"
+		}
+		return "Chromium browser process"
+	}
+	switch {
+	case strings.Contains(c, "tsserver"), strings.Contains(c, "typingsInstaller"):
+		return "TypeScript server"
+	case strings.Contains(c, "extensionHost"), strings.Contains(c, "--type=extensionHost"):
+		return "extension host"
+	case strings.Contains(c, "watcher"), strings.Contains(c, "fileWatcher"):
+		return "file watcher"
+	case strings.Contains(c, "entry.js") || strings.Contains(c, "code-server.sh"):
+		return "code-server main"
+	}
+	return "code-server other"
+}
+
+// CPUByClass samples once more and returns the CPU seconds used since
+// sampling began, by process class.
+func (s *rssSampler) CPUByClass() map[string]float64 {
+	s.sample(s.pids())
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[string]float64{}
+	for _, c := range s.cpu {
+		out[c.class] += float64(c.last-c.first) / clockTicks
+	}
+	return out
 }
 
 // clockTicks is USER_HZ, the unit of utime and stime in /proc/*/stat; it
@@ -110,7 +153,7 @@ func (s *rssSampler) sample(editorPID, browserPID int) {
 		for _, pid := range group {
 			c, ok := s.cpu[pid]
 			if !ok {
-				c = &cpuSpan{browser: i == 1, first: procs[pid].ticks}
+				c = &cpuSpan{browser: i == 1, class: processClass(pid, i == 1), first: procs[pid].ticks}
 				s.cpu[pid] = c
 			}
 			c.last = max(c.last, procs[pid].ticks)

@@ -31,6 +31,7 @@ type levelAcc struct {
 	perMin, clean, turn, model, overhead, dialogue []float64
 	wall                                           time.Duration
 	cpuEditor, cpuBrowser                          float64
+	classes                                        map[string]float64
 }
 
 // throughput measures every level on one code-server and Chromium with as
@@ -103,12 +104,19 @@ func (b *bench) throughput(ctx context.Context) (ph throughputPhase, err error) 
 			n := a.lv.Sessions
 			cfgs := cycle(b.set.throughputMix(), a.lv.DialoguesPerRound, fmt.Sprintf("n%d-r%d", n, r))
 			e0, b0 := rss.CPU()
+			c0 := rss.CPUByClass()
 			ds, took, err := driveRound(ctx, sessions[:n], cfgs)
 			if err != nil {
 				return ph, fmt.Errorf("throughput with %d simulators, round %d: %w", n, r, err)
 			}
 			e1, b1 := rss.CPU()
 			a.cpuEditor, a.cpuBrowser, a.wall = a.cpuEditor+e1-e0, a.cpuBrowser+b1-b0, a.wall+took
+			if a.classes == nil {
+				a.classes = map[string]float64{}
+			}
+			for k, v := range rss.CPUByClass() {
+				a.classes[k] += v - c0[k]
+			}
 			for _, d := range ds {
 				if err := records.Append(d); err != nil {
 					return ph, err
@@ -178,6 +186,13 @@ func (a *levelAcc) level() level {
 	lv.TurnOverhead, lv.DialogueSeconds = summarize(a.overhead), summarize(a.dialogue)
 	if w := a.wall.Seconds(); w > 0 {
 		lv.CPUEditor, lv.CPUBrowser = a.cpuEditor/w, a.cpuBrowser/w
+	}
+	if lv.OK > 0 {
+		lv.CPUPerDialogue = (a.cpuEditor + a.cpuBrowser) / float64(lv.OK)
+		lv.CPUByClass = map[string]float64{}
+		for k, v := range a.classes {
+			lv.CPUByClass[k] = v / float64(lv.OK)
+		}
 	}
 	return lv
 }
