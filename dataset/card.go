@@ -27,7 +27,8 @@ type RunInfo struct {
 }
 
 // ReadRunInfo reads what a run folder says about its run: the profile from
-// run.json and the redaction counts from report.json or redactions.json.
+// run.json and the redaction counts from report.json ("redactions") or a
+// redactions.json in the run folder or one folder down.
 // Missing files leave their fields empty; unreadable ones are an error.
 func ReadRunInfo(runDir string) (RunInfo, error) {
 	var ri RunInfo
@@ -46,12 +47,16 @@ func ReadRunInfo(runDir string) (RunInfo, error) {
 		return ri, err
 	}
 	ri.Redactions = report.Redactions
-	if ri.Redactions == nil {
-		var red map[string]any
-		if err := readJSONIfExists(filepath.Join(runDir, "redactions.json"), &red); err != nil {
+	// redact.Sanitise writes redactions.json next to the sanitised copies
+	// of the repositories: in the run folder or one folder down.
+	more, _ := filepath.Glob(filepath.Join(runDir, "*", "redactions.json"))
+	for _, path := range append([]string{filepath.Join(runDir, "redactions.json")}, more...) {
+		if ri.Redactions != nil {
+			break
+		}
+		if err := readJSONIfExists(path, &ri.Redactions); err != nil {
 			return ri, err
 		}
-		ri.Redactions = red
 	}
 	return ri, nil
 }

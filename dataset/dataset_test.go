@@ -291,3 +291,33 @@ func TestSplitDeterministic(t *testing.T) {
 		t.Error("two records with split 0.95 should give one validation record")
 	}
 }
+
+func TestReadRunInfo(t *testing.T) {
+	run := t.TempDir()
+	if ri, err := ReadRunInfo(run); err != nil || ri.Profile != "" || ri.Redactions != nil {
+		t.Fatalf("empty run folder: %+v, %v", ri, err)
+	}
+	must := func(path, text string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(filepath.Join(run, "run.json"), `{"profile":"p.yaml","profile_hash":"abc","n":3}`)
+	must(filepath.Join(run, "sanitised", "redactions.json"), `{"secrets":2,"occurrences":3,"per_rule":{"aws-access-token":2}}`)
+	ri, err := ReadRunInfo(run)
+	if err != nil || ri.Profile != "p.yaml" || ri.ProfileHash != "abc" || fmt.Sprint(ri.Redactions["secrets"]) != "2" {
+		t.Errorf("%+v, %v", ri, err)
+	}
+	must(filepath.Join(run, "report.json"), `{"redactions":{"secrets":5}}`)
+	if ri, _ := ReadRunInfo(run); fmt.Sprint(ri.Redactions["secrets"]) != "5" {
+		t.Errorf("report.json's redactions should come first: %+v", ri.Redactions)
+	}
+	must(filepath.Join(run, "run.json"), `{"profile":`)
+	if _, err := ReadRunInfo(run); err == nil || !strings.Contains(err.Error(), "run.json") {
+		t.Errorf("a broken run.json: %v", err)
+	}
+}
