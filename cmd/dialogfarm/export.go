@@ -17,7 +17,7 @@ import (
 func exportCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "export",
-		Short: "Write SFT JSONL from recorded dialogues, keeping only turns at or above the minimum score",
+		Short: "Write a dataset folder (or one SFT JSONL file) from recorded dialogues, keeping only turns at or above the minimum score",
 		Long: `export turns DIR/dialogues.jsonl (from drive, or from judge after a re-judge) into
 SFT records: one per dialogue, its turns up to the first one below --min-score,
 each user message exactly as the plugin sent it and each assistant message the

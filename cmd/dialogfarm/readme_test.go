@@ -59,8 +59,8 @@ func flagTable(fs *pflag.FlagSet) string {
 func flagBlocks() ([]string, map[string]string) {
 	a := &app{stdout: &bytes.Buffer{}, stderr: &bytes.Buffer{}, v: viper.New()}
 	root := newRoot(a)
-	paths := []string{"global"}
-	blocks := map[string]string{"global": flagTable(root.PersistentFlags())}
+	paths := []string{"commands", "global"}
+	blocks := map[string]string{"commands": commandTable(root), "global": flagTable(root.PersistentFlags())}
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
 		for _, sub := range c.Commands() {
@@ -77,6 +77,19 @@ func flagBlocks() ([]string, map[string]string) {
 	}
 	walk(root)
 	return paths, blocks
+}
+
+// commandTable lists the commands with their one-line descriptions.
+func commandTable(root *cobra.Command) string {
+	var b strings.Builder
+	b.WriteString("| command | does |\n| --- | --- |\n")
+	for _, c := range root.Commands() {
+		if c.Hidden || c.Name() == "help" || c.Name() == "completion" {
+			continue
+		}
+		fmt.Fprintf(&b, "| `%s` | %s |\n", c.Name(), strings.ReplaceAll(c.Short, "|", `\|`))
+	}
+	return b.String()
 }
 
 var blockRE = regexp.MustCompile(`(?s)<!-- flags: ([a-z -]+) -->\n(.*?)<!-- end flags -->\n`)
@@ -157,6 +170,18 @@ func insertBlock(readme, path, table string) (string, bool) {
 		return -1
 	}
 	start, caption := heading(path), false
+	if path == "commands" {
+		for i, l := range lines {
+			if strings.HasPrefix(l, "| command | does |") {
+				j := i
+				for j < len(lines) && strings.HasPrefix(lines[j], "|") {
+					j++
+				}
+				return strings.Join(lines[:i], "") + block + strings.Join(lines[j:], ""), true
+			}
+		}
+		return readme, false
+	}
 	if path == "global" {
 		start = heading("drive") - 1 // the Commands section, before the first command
 		for start > 0 && !strings.HasPrefix(lines[start], "## ") {

@@ -20,7 +20,7 @@ import (
 func runCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run",
-		Short: "Plan, generate configs, drive the editor, export SFT JSONL and report fidelity, in one resumable run",
+		Short: "Plan, generate configs, drive the editor, export SFT JSONL and a dataset folder, report fidelity, in one resumable run",
 		Long: `run executes the whole pipeline into one run folder:
 
   plan → configs → drive → export → report → dataset
