@@ -21,6 +21,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -264,8 +265,8 @@ func checkManifest(path string, m manifest) error {
 		return differs("n", old.N, m.N)
 	case old.Seed != m.Seed:
 		return differs("seed", old.Seed, m.Seed)
-	case fmt.Sprint(old.Repos) != fmt.Sprint(m.Repos):
-		return differs("repos", old.Repos, m.Repos)
+	case !slices.Equal(old.Repos, m.Repos):
+		return differs("repos", strings.Join(old.Repos, ", "), strings.Join(m.Repos, ", "))
 	}
 	return nil
 }

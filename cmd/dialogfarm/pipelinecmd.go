@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -131,7 +132,7 @@ func (a *app) pipelineOperators() error {
 			params = append(params, name)
 		}
 		slices.Sort(params)
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%v\n", op.Name, ports(op.Inputs), ports(op.Outputs), params)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", op.Name, ports(op.Inputs), ports(op.Outputs), strings.Join(params, ", "))
 	}
 	return tw.Flush()
 }
