@@ -14,6 +14,7 @@ import (
 	"sync"
 
 	"dialogfarm/dialog"
+	"dialogfarm/internal/runfiles"
 	"dialogfarm/profiles"
 )
 
@@ -164,11 +165,11 @@ func newQueryWriter(m Model, cachePath string) (*queryWriter, error) {
 	}
 	if len(data) > 0 && data[len(data)-1] != '\n' {
 		data = append(data, '\n') // a torn last line: start the next one cleanly
-		if err := os.WriteFile(cachePath, data, 0o644); err != nil {
+		if err := runfiles.WriteFile(cachePath, data); err != nil {
 			return nil, fmt.Errorf("repair query cache: %w", err)
 		}
 	}
-	if w.file, err = os.OpenFile(cachePath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644); err != nil {
+	if w.file, err = runfiles.OpenAppend(cachePath); err != nil {
 		return nil, fmt.Errorf("open query cache: %w", err)
 	}
 	return w, nil

@@ -4,12 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"dialogfarm/dialog"
+	"dialogfarm/internal/runfiles"
 )
 
 // alive reports whether the page still evaluates script.
@@ -40,14 +40,14 @@ const jsFailureDOM = `() => {
 // config: a screenshot, the step log, and DOM snippets of the workbench and
 // the chat view.
 func saveArtifacts(ctx context.Context, dir string, s *Session, d dialog.Dialogue) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := runfiles.MkdirAll(dir); err != nil {
 		return fmt.Errorf("create %s: %w", dir, err)
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 20*time.Second)
 	defer cancel()
 	var errs []string
 	if png, err := s.win.screenshot(ctx); err == nil {
-		if err := os.WriteFile(filepath.Join(dir, "screenshot.png"), png, 0o644); err != nil {
+		if err := runfiles.WriteFile(filepath.Join(dir, "screenshot.png"), png); err != nil {
 			errs = append(errs, err.Error())
 		}
 	} else {
@@ -64,7 +64,7 @@ func saveArtifacts(ctx context.Context, dir string, s *Session, d dialog.Dialogu
 		log.Turns = append(log.Turns, t.Steps)
 	}
 	data, _ := json.MarshalIndent(log, "", "  ")
-	if err := os.WriteFile(filepath.Join(dir, "steps.json"), data, 0o644); err != nil {
+	if err := runfiles.WriteFile(filepath.Join(dir, "steps.json"), data); err != nil {
 		errs = append(errs, err.Error())
 	}
 	var dom strings.Builder
@@ -79,7 +79,7 @@ func saveArtifacts(ctx context.Context, dir string, s *Session, d dialog.Dialogu
 			dom.WriteString(chat)
 		}
 	}
-	if err := os.WriteFile(filepath.Join(dir, "dom.html"), []byte(dom.String()), 0o644); err != nil {
+	if err := runfiles.WriteFile(filepath.Join(dir, "dom.html"), []byte(dom.String())); err != nil {
 		errs = append(errs, err.Error())
 	}
 	if len(errs) > 0 {

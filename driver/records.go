@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"dialogfarm/dialog"
+	"dialogfarm/internal/runfiles"
 )
 
 // RecordLog is a run folder's dialogues.jsonl: one record per config,
@@ -28,7 +29,7 @@ type RecordLog struct {
 
 // OpenRecordLog opens or creates dir/dialogues.jsonl.
 func OpenRecordLog(dir string) (*RecordLog, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := runfiles.MkdirAll(dir); err != nil {
 		return nil, fmt.Errorf("create run folder: %w", err)
 	}
 	path := filepath.Join(dir, "dialogues.jsonl")
@@ -76,7 +77,7 @@ func OpenRecordLog(dir string) (*RecordLog, error) {
 			return nil, err
 		}
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	f, err := runfiles.OpenAppend(path)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
@@ -123,7 +124,7 @@ func (l *RecordLog) Close() error { return l.f.Close() }
 
 func writeAtomic(path string, data []byte) error {
 	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+	if err := runfiles.WriteFile(tmp, data); err != nil {
 		return fmt.Errorf("write %s: %w", tmp, err)
 	}
 	if err := os.Rename(tmp, path); err != nil {
@@ -133,7 +134,7 @@ func writeAtomic(path string, data []byte) error {
 }
 
 func appendFile(path string, data []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	f, err := runfiles.OpenAppend(path)
 	if err != nil {
 		return fmt.Errorf("open %s: %w", path, err)
 	}

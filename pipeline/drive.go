@@ -15,6 +15,7 @@ import (
 	"dialogfarm/capture"
 	"dialogfarm/dialog"
 	"dialogfarm/driver"
+	"dialogfarm/internal/runfiles"
 )
 
 // DriveConfig is the drive stage: the capture endpoint the plugin talks to
@@ -48,7 +49,7 @@ func Drive(ctx context.Context, cfg DriveConfig, configs []dialog.ChatConfig, re
 // withCapture runs f with the capture endpoint listening and recording
 // every exchange in OUT/exchanges.jsonl.
 func withCapture(ctx context.Context, cfg DriveConfig, responder capture.Responder, log *zap.Logger, f func(*capture.Server) error) error {
-	if err := os.MkdirAll(cfg.Run.Out, 0o755); err != nil {
+	if err := runfiles.MkdirAll(cfg.Run.Out); err != nil {
 		return fmt.Errorf("create run folder: %w", err)
 	}
 	sink, err := openExchangeLog(filepath.Join(cfg.Run.Out, "exchanges.jsonl"))
@@ -97,7 +98,7 @@ type exchangeLog struct {
 var _ capture.Sink = (*exchangeLog)(nil)
 
 func openExchangeLog(path string) (*exchangeLog, error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	f, err := runfiles.OpenAppend(path)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}

@@ -33,6 +33,7 @@ import (
 	"dialogfarm/dataset"
 	"dialogfarm/dialog"
 	"dialogfarm/driver"
+	"dialogfarm/internal/runfiles"
 	"dialogfarm/profiles"
 	"dialogfarm/sft"
 )
@@ -99,7 +100,7 @@ func Run(ctx context.Context, cfg Config, deps Deps, log *zap.Logger) (Result, e
 		configs []dialog.ChatConfig
 		path    = func(name string) string { return filepath.Join(cfg.Out, name) }
 	)
-	if err := os.MkdirAll(cfg.Out, 0o755); err != nil {
+	if err := runfiles.MkdirAll(cfg.Out); err != nil {
 		return res, fmt.Errorf("create run folder: %w", err)
 	}
 	if err := checkManifest(path(ManifestFile), newManifest(cfg)); err != nil {

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 
 	"dialogfarm/dialog"
+	"dialogfarm/internal/runfiles"
 )
 
 // Cache stores each member's answer to each request, so a re-run or a
@@ -25,7 +26,7 @@ type Cache struct {
 
 // OpenCache opens (creating it if needed) a cache in dir.
 func OpenCache(dir string) (*Cache, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := runfiles.MkdirAll(dir); err != nil {
 		return nil, fmt.Errorf("open response cache: %w", err)
 	}
 	return &Cache{dir: dir}, nil
@@ -82,7 +83,7 @@ func (c *Cache) Put(key string, cand dialog.Candidate) error {
 		return fmt.Errorf("write cache entry %s: %w", key, err)
 	}
 	dir := filepath.Dir(c.path(key))
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := runfiles.MkdirAll(dir); err != nil {
 		return fmt.Errorf("write cache entry %s: %w", key, err)
 	}
 	f, err := os.CreateTemp(dir, key+".*.tmp")

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"dialogfarm/dialog"
+	"dialogfarm/internal/runfiles"
 )
 
 // Formats.
@@ -234,7 +235,7 @@ func writeAtomic(path string, data []byte) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	_, werr := f.Write(data)
-	merr := f.Chmod(0o644)
+	merr := f.Chmod(runfiles.FileMode)
 	cerr := f.Close()
 	if err := errors.Join(werr, merr, cerr); err != nil {
 		_ = os.Remove(f.Name())

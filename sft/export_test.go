@@ -172,7 +172,7 @@ func TestExportIdempotent(t *testing.T) {
 			t.Fatalf("export %d differs from the first", i+1)
 		}
 	}
-	if fi, err := os.Stat(out); err != nil || fi.Mode().Perm() != 0o644 {
+	if fi, err := os.Stat(out); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Errorf("output mode %v, %v", fi.Mode(), err)
 	}
 	leftovers, _ := filepath.Glob(filepath.Join(dir, "*.tmp"))
