@@ -83,6 +83,7 @@ func AuditBuild(ctx context.Context, b *Build, opt AuditOptions) (*Audit, error)
 		if err != nil {
 			return nil, fmt.Errorf("original run %d: %w", r+1, err)
 		}
+		opt.Log.Info("audit: original run", zap.Int("run", r+1), zap.Int("tests", len(allTests)))
 		for id, tr := range res {
 			if tr.Outcome != OutcomePass {
 				origFail[id] = true
@@ -108,7 +109,7 @@ func AuditBuild(ctx context.Context, b *Build, opt AuditOptions) (*Audit, error)
 		if results[i], err = opt.Runner.Run(ctx, b.States[i], ts); err != nil {
 			return nil, fmt.Errorf("run state %d: %w", i+1, err)
 		}
-		opt.Log.Debug("state run", zap.Int("state", i+1), zap.Int("tests", len(ts)))
+		opt.Log.Info("audit: state run", zap.Int("state", i+1), zap.Int("of", len(b.States)), zap.Int("tests", len(ts)))
 	}
 	for i, t := range b.Tasks {
 		sa := StepAudit{Step: t.Step, Outputs: map[string]string{}}

@@ -104,7 +104,9 @@ def _node_of_uncached(code):
             if not is_test and nid not in _nodes:
                 _nodes[nid] = {"file": rel, "line": start, "end_line": end, "name": qual}
             return (nid, is_test, False)
-    return (None, is_test, True)
+    # module code is a barrier; other code outside every def (a def inside
+    # a module-level if, a class body) is transparent
+    return (None, is_test, code.co_name == "<module>")
 
 
 def _caller(frame, callee):
@@ -120,7 +122,7 @@ def _caller(frame, callee):
             if module_level:
                 under_import = True
                 break
-            if found is None:
+            if found is None and (is_test or nid is not None):
                 found = ("test", None) if is_test else ("node", nid)
         f = f.f_back
     if under_import:
@@ -171,7 +173,7 @@ def _start(self, *a, **kw):
     parent = None
     while f is not None:
         info = _node_of(f.f_code)
-        if info is not None:
+        if info is not None and (info[0] is not None or info[1] or info[2]):
             nid, is_test, module_level = info
             parent = ("import", None) if module_level else (("test", None) if is_test else ("node", nid))
             break
