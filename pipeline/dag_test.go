@@ -16,7 +16,9 @@ import (
 
 	"dialogfarm/analyst"
 	"dialogfarm/configgen"
+	"dialogfarm/dataset"
 	"dialogfarm/dialog"
+	"dialogfarm/judge"
 	"dialogfarm/profiles"
 	"dialogfarm/sft"
 )
@@ -106,6 +108,8 @@ func TestDefaultPipelineMatchesRun(t *testing.T) {
 	cfg.Export = export
 	cfg.Report = analyst.DefaultReportConfig()
 	cfg.Report.KeptTurns = func(d dialog.Dialogue) int { return sft.KeptTurns(d, export) }
+	cfg.Dataset = dataset.DefaultOptions()
+	cfg.Dataset.Seed, cfg.Dataset.Run.RubricVersion = seed, judge.RubricVersion(nil)
 	if _, err := Run(ctx, cfg, Deps{}, log); err != nil {
 		t.Fatalf("Run: %v", err)
 	}
@@ -115,8 +119,8 @@ func TestDefaultPipelineMatchesRun(t *testing.T) {
 	if err != nil {
 		t.Fatalf("RunSpec: %v", err)
 	}
-	if len(states) != 6 {
-		t.Fatalf("ran %d nodes, want 6", len(states))
+	if len(states) != 7 {
+		t.Fatalf("ran %d nodes, want 7", len(states))
 	}
 	compared := 0
 	err = filepath.WalkDir(runA, func(path string, d os.DirEntry, err error) error {
@@ -142,7 +146,7 @@ func TestDefaultPipelineMatchesRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []string{PlanFile, ConfigsFile, DialoguesFile, SFTFile, sft.SidecarPath(SFTFile), ReportFile} {
+	for _, f := range []string{PlanFile, ConfigsFile, DialoguesFile, SFTFile, sft.SidecarPath(SFTFile), ReportFile, "report.html", filepath.Join(DatasetDir, "train.jsonl"), filepath.Join(DatasetDir, "README.md")} {
 		if _, err := os.Stat(filepath.Join(runB, f)); err != nil {
 			t.Errorf("default pipeline did not write %s", f)
 		}
@@ -166,12 +170,13 @@ func TestDefaultPipelineMatchesRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"profile=cached", "plan=cached", "configs=cached", "drive=done", "export=cached", "report=cached"}
+	want := []string{"profile=cached", "plan=cached", "configs=cached", "drive=done", "export=cached", "report=cached", "dataset=cached"}
 	if !slices.Equal(statuses, want) {
 		t.Errorf("second run: %v, want %v", statuses, want)
 	}
 
-	// Edit the export's min_score: only export and report run again, and
+	// Edit the export's min_score: only export and report run again (the
+	// dataset node has its own min_score), and
 	// the old sft.jsonl is kept under nodes/stale.
 	spec.Node("export").Params["min_score"] = 3.0
 	spec.Node("report").Params["min_score"] = 3.0
@@ -184,7 +189,7 @@ func TestDefaultPipelineMatchesRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want = []string{"profile=cached", "plan=cached", "configs=cached", "drive=done", "export=done", "report=done"}
+	want = []string{"profile=cached", "plan=cached", "configs=cached", "drive=done", "export=done", "report=done", "dataset=cached"}
 	if !slices.Equal(statuses, want) {
 		t.Errorf("after editing export: %v, want %v", statuses, want)
 	}

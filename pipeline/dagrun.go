@@ -109,9 +109,9 @@ var ErrInvalid = errors.New("the pipeline is not valid")
 // canonical are the run folder's files of today's stages: a node whose id
 // is its operator's name writes there, so the default pipeline fills the
 // run folder exactly as Run does.
-var canonical = map[string]string{"plan": PlanFile, "configs": ConfigsFile, "drive": DialoguesFile, "export": SFTFile, "report": ReportFile}
+var canonical = map[string]string{"plan": PlanFile, "configs": ConfigsFile, "drive": DialoguesFile, "export": SFTFile, "report": ReportFile, "dataset": DatasetDir}
 
-var extension = map[PortType]string{TypeProfile: ".yaml", TypePlan: ".json", TypeConfigs: ".jsonl", TypeDialogues: ".jsonl", TypeSFT: ".jsonl", TypeReport: ".json"}
+var extension = map[PortType]string{TypeProfile: ".yaml", TypePlan: ".json", TypeConfigs: ".jsonl", TypeDialogues: ".jsonl", TypeSFT: ".jsonl", TypeReport: ".json", TypeDataset: ""}
 
 func outputPath(out string, n *Node, p Port) string {
 	if f, ok := canonical[n.Op]; ok && n.ID == n.Op {
@@ -289,8 +289,12 @@ func cacheKey(n *Node, op *Operator, x *nodeRun, env *RunEnv) (string, error) {
 	return hex.EncodeToString(sum[:]), nil
 }
 
-// hashValue hashes a value's content: a file, or a built-in profile.
+// hashValue hashes a value's content: a file, a folder (a dataset), or a
+// built-in profile.
 func hashValue(v Value) (string, error) {
+	if v.Type == TypeDataset {
+		return hashDir(v.Path)
+	}
 	data, err := os.ReadFile(v.Path)
 	if os.IsNotExist(err) && v.Type == TypeProfile {
 		p, perr := profiles.Load(v.Path)
@@ -304,6 +308,28 @@ func hashValue(v Value) (string, error) {
 	}
 	sum := sha256.Sum256(data)
 	return hex.EncodeToString(sum[:]), nil
+}
+
+// hashDir hashes the names and contents of the files directly in dir, in
+// name order.
+func hashDir(dir string) (string, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return "", fmt.Errorf("hash %s: %w", dir, err)
+	}
+	h := sha256.New()
+	for _, e := range entries { // ReadDir sorts by name
+		if e.IsDir() {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			return "", fmt.Errorf("hash %s: %w", dir, err)
+		}
+		sum := sha256.Sum256(data)
+		fmt.Fprintf(h, "%s %x\n", e.Name(), sum)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 func outputsExist(out map[string]Value) bool {
@@ -328,6 +354,8 @@ func moveStale(out string, n *Node, op *Operator, outputs map[string]Value, oldK
 			paths = append(paths, sft.SidecarPath(v.Path))
 		case "drive":
 			paths = append(paths, filepath.Join(filepath.Dir(v.Path), "exchanges.jsonl"))
+		case "report":
+			paths = append(paths, ReportHTMLPath(v.Path))
 		}
 	}
 	for _, p := range paths {

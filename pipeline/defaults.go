@@ -17,6 +17,7 @@ type DefaultOptions struct {
 //
 //	profile → plan → configs → drive → export
 //	                       └──────────┴→ report
+//	                                 └──────→ dataset
 //
 // Node ids are the operators' names, so it writes the run folder's usual
 // files and RunSpec on it produces what Run produces.
@@ -38,6 +39,8 @@ func DefaultSpec(o DefaultOptions) *Spec {
 			"meta": o.Export.Meta, "allow_offline": o.Export.AllowOffline}, Inputs: map[string]string{"dialogues": "drive"}},
 		{ID: "report", Op: "report", Params: map[string]any{"min_score": o.Export.MinScore, "allow_offline": o.Export.AllowOffline},
 			Inputs: map[string]string{"profile": "profile", "configs": "configs", "dialogues": "drive"}},
+		{ID: "dataset", Op: "dataset", Params: map[string]any{"format": o.Export.Format, "min_score": o.Export.MinScore,
+			"meta": o.Export.Meta, "allow_offline": o.Export.AllowOffline}, Inputs: map[string]string{"dialogues": "drive", "plan": "plan", "profile": "profile"}},
 	}}
 	_ = s.normalize()
 	return s

@@ -148,7 +148,7 @@ func (r *Registry) List() []*Operator {
 // operators.
 func NewRegistry() *Registry {
 	r := &Registry{ops: map[string]*Operator{}}
-	for _, o := range append(stageOperators(), dataOperators()...) {
+	for _, o := range append(append(stageOperators(), datasetOperator()), dataOperators()...) {
 		r.ops[o.Name] = o
 	}
 	return r

@@ -219,6 +219,9 @@ func writeDataset(cfg Config, dialoguesPath, dir string) (dataset.Stats, error) 
 	if err != nil {
 		return dataset.Stats{}, err
 	}
+	if cfg.Profile != nil {
+		ri.Profile, ri.ProfileHash = cfg.ProfileName, cfg.Profile.Hash()
+	}
 	ri.RubricVersion = opt.Run.RubricVersion
 	opt.Export, opt.Run = cfg.Export, ri
 	return dataset.BuildFiles(dialoguesPath, dir, opt)

@@ -97,7 +97,7 @@ type Env struct {
 var idPattern = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,63}$`)
 
 // terminal types need no consumer.
-var terminal = map[PortType]bool{TypeSFT: true, TypeReport: true}
+var terminal = map[PortType]bool{TypeSFT: true, TypeReport: true, TypeDataset: true}
 
 // Validate checks a pipeline against the registry and the environment.
 // The spec is valid when no finding has severity error.
