@@ -13,6 +13,7 @@ import (
 	"sort"
 
 	"dialogfarm/dialog"
+	"dialogfarm/internal/runfiles"
 	"dialogfarm/profiles"
 	"dialogfarm/sft"
 )
@@ -247,7 +248,7 @@ func ids(samples []*sample) []string {
 var folderFiles = []string{CardFile, InfoFile, StatsFile, TrainFile, ValidationFile, TrainMeta, ValidationMeta}
 
 func writeFolder(dir string, files map[string][]byte) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := runfiles.MkdirAll(dir); err != nil {
 		return fmt.Errorf("create dataset folder: %w", err)
 	}
 	for _, name := range folderFiles {

@@ -11,6 +11,8 @@ import (
 	"github.com/go-rod/rod/lib/launcher"
 	"github.com/go-rod/rod/lib/proto"
 	"go.uber.org/zap"
+
+	"dialogfarm/internal/runfiles"
 )
 
 // BrowserConfig says how to launch Chromium.
@@ -36,6 +38,7 @@ type Browser struct {
 	launcher *launcher.Launcher
 	rod      *rod.Browser
 	version  string
+	control  string         // the DevTools websocket URL
 	dialogs  sync.WaitGroup // dialog-accepting loops, one per window
 }
 
@@ -46,7 +49,15 @@ func LaunchBrowser(ctx context.Context, cfg BrowserConfig, log *zap.Logger) (*Br
 		return nil, fmt.Errorf("launch chromium: %w (run `make setup`)", err)
 	}
 	profile := filepath.Join(cfg.Dir, "chromium-profile")
-	if err := os.MkdirAll(profile, 0o755); err != nil {
+	if err := runfiles.MkdirAll(profile); err != nil {
+		return nil, fmt.Errorf("launch chromium: %w", err)
+	}
+	var display []string
+	if !cfg.Headless {
+		display = displayEnv
+	}
+	env, err := isolatedEnv(cfg.Dir, display...)
+	if err != nil {
 		return nil, fmt.Errorf("launch chromium: %w", err)
 	}
 	l := launcher.New().
@@ -56,6 +67,11 @@ func LaunchBrowser(ctx context.Context, cfg BrowserConfig, log *zap.Logger) (*Br
 		NoSandbox(true).
 		Leakless(false).
 		UserDataDir(profile).
+		Env(env...).
+		// DevTools: rod speaks it over a websocket (it has no pipe
+		// transport), so the port is random and on loopback only.
+		RemoteDebuggingPort(0).
+		Set("remote-debugging-address", "127.0.0.1").
 		Set("disable-gpu").
 		Set("disable-quic").
 		Set("no-first-run").
@@ -83,7 +99,7 @@ func LaunchBrowser(ctx context.Context, cfg BrowserConfig, log *zap.Logger) (*Br
 		return nil, fmt.Errorf("chromium version: %w", err)
 	}
 	log.Info("chromium started", zap.String("version", v.Product), zap.Int("pid", l.PID()))
-	return &Browser{cfg: cfg, launcher: l, rod: b, version: v.Product}, nil
+	return &Browser{cfg: cfg, launcher: l, rod: b, version: v.Product, control: u}, nil
 }
 
 // Version is the browser's product string, e.g. "Chrome/156.0.8078.108".

@@ -117,6 +117,7 @@ func TestEndToEnd(t *testing.T) {
 	rc.PluginVersion = manifest.ID() + "@" + manifest.Version
 	rc.Timeouts.Answer = time.Minute
 	r := NewRunner(rc, srv, nil, log)
+	setFakeKeys(t)
 	if err := r.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -175,6 +176,8 @@ func TestEndToEnd(t *testing.T) {
 			t.Errorf("the config after the failure: %+v", recs["after-failure"].Error)
 		}
 	})
+
+	t.Run("locked down", func(t *testing.T) { checkLockdown(t, ctx, r, out) })
 
 	t.Run("a crashed editor is restarted", func(t *testing.T) {
 		pid, _ := r.PIDs()

@@ -3,6 +3,7 @@ package driver
 import (
 	"bufio"
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,6 +19,8 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"dialogfarm/internal/runfiles"
 )
 
 // EditorConfig says how to start code-server.
@@ -35,6 +38,14 @@ type EditorConfig struct {
 	Settings map[string]any
 	// StartTimeout bounds the wait for the HTTP endpoint to answer.
 	StartTimeout time.Duration
+	// Password is what code-server's login page asks for; empty draws a
+	// random one. code-server gets its argon2id hash through a 0600 config
+	// file in Dir, never through the environment or the command line.
+	Password string
+	// passwordHash is Password's hash, kept by a Runner across restarts:
+	// the browser's session cookie is the hash, so a restarted
+	// code-server with the same hash accepts it.
+	passwordHash string
 }
 
 // DefaultEditorConfig returns a config that uses the tools folder made by
@@ -48,9 +59,37 @@ func DefaultEditorConfig(root string) EditorConfig {
 }
 
 // DefaultEditorSettings are the user settings that keep code-server's own
-// dialogs and panels out of a simulated developer's way.
+// dialogs and panels out of a simulated developer's way, and stop an input
+// repository from running code: no automatic or auto-detected tasks (gulp,
+// grunt and jake detection runs the repository's build files), no git (a
+// repository's .git/config can name commands git runs), no debug or
+// auto-attach, no extension recommendations, installs or updates, no PHP
+// validator. Workspace trust stays disabled so the plugin runs; see the
+// README's "Locked-down editor and endpoints" for what that leaves open.
 func DefaultEditorSettings() map[string]any {
 	return map[string]any{
+		"task.allowAutomaticTasks":                     "off",
+		"task.autoDetect":                              "off",
+		"npm.autoDetect":                               "off",
+		"gulp.autoDetect":                              "off",
+		"grunt.autoDetect":                             "off",
+		"jake.autoDetect":                              "off",
+		"typescript.tsc.autoDetect":                    "off",
+		"typescript.enablePromptUseWorkspaceTsdk":      false,
+		"git.autofetch":                                false,
+		"git.autoRepositoryDetection":                  false,
+		"git.openRepositoryInParentFolders":            "never",
+		"git.terminalAuthentication":                   false,
+		"github.gitAuthentication":                     false,
+		"debug.openDebug":                              "neverOpen",
+		"debug.internalConsoleOptions":                 "neverOpen",
+		"debug.javascript.autoAttachFilter":            "disabled",
+		"extensions.ignoreRecommendations":             true,
+		"php.validate.enable":                          false,
+		"json.schemaDownload.enable":                   false,
+		"remote.autoForwardPorts":                      false,
+		"terminal.integrated.hideOnStartup":            "always",
+		"terminal.integrated.enablePersistentSessions": false,
 		"security.workspace.trust.enabled":             false,
 		"workbench.startupEditor":                      "none",
 		"workbench.secondarySideBar.defaultVisibility": "hidden",
@@ -98,6 +137,9 @@ func StartEditor(ctx context.Context, cfg EditorConfig, log *zap.Logger) (*Edito
 	if _, err := os.Stat(cfg.Bin); err != nil {
 		return nil, fmt.Errorf("start code-server: %w (run `make setup`)", err)
 	}
+	if cfg.Password == "" {
+		cfg.Password = rand.Text()
+	}
 	dirs, err := editorDirs(cfg)
 	if err != nil {
 		return nil, err
@@ -110,18 +152,22 @@ func StartEditor(ctx context.Context, cfg EditorConfig, log *zap.Logger) (*Edito
 	if err != nil {
 		return nil, err
 	}
-	logFile, err := os.Create(filepath.Join(cfg.Dir, "code-server.log"))
+	logFile, err := os.OpenFile(filepath.Join(cfg.Dir, "code-server.log"), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, runfiles.FileMode)
 	if err != nil {
 		return nil, fmt.Errorf("start code-server: %w", err)
 	}
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
 	cmd := exec.Command(cfg.Bin,
-		"--auth", "none",
+		"--config", dirs.config,
+		"--auth", "password",
 		"--bind-addr", addr,
 		"--disable-telemetry",
 		"--disable-update-check",
 		"--disable-workspace-trust",
 		"--disable-getting-started-override",
+		"--disable-proxy",
+		"--disable-file-downloads",
+		"--disable-file-uploads",
 		"--user-data-dir", dirs.userData,
 		"--extensions-dir", cfg.ExtensionsDir,
 	)
@@ -185,6 +231,9 @@ func (e *Editor) Healthy(ctx context.Context) bool {
 	return resp.StatusCode == http.StatusOK
 }
 
+// Password is what code-server's login page accepts.
+func (e *Editor) Password() string { return e.cfg.Password }
+
 // PID is the process id of code-server (the leader of its process group).
 func (e *Editor) PID() int { return e.cmd.Process.Pid }
 
@@ -235,6 +284,7 @@ func (e *Editor) waitHTTP(ctx context.Context) error {
 
 type editorPaths struct {
 	userData string
+	config   string // code-server's config file: auth and password
 	env      []string
 }
 
@@ -243,18 +293,15 @@ func editorDirs(cfg EditorConfig) (editorPaths, error) {
 	if cfg.Dir == "" {
 		return editorPaths{}, errors.New("start code-server: EditorConfig.Dir is empty")
 	}
-	p := editorPaths{userData: filepath.Join(cfg.Dir, "user-data")}
-	xdg := map[string]string{
-		"XDG_CONFIG_HOME": filepath.Join(cfg.Dir, "xdg", "config"),
-		"XDG_DATA_HOME":   filepath.Join(cfg.Dir, "xdg", "data"),
-		"XDG_CACHE_HOME":  filepath.Join(cfg.Dir, "xdg", "cache"),
-		"TMPDIR":          filepath.Join(cfg.Dir, "tmp"),
+	p := editorPaths{userData: filepath.Join(cfg.Dir, "user-data"), config: filepath.Join(cfg.Dir, "code-server.yaml")}
+	if err := runfiles.MkdirAll(filepath.Join(p.userData, "User")); err != nil {
+		return p, fmt.Errorf("start code-server: %w", err)
 	}
-	for _, d := range append([]string{filepath.Join(p.userData, "User")}, mapValues(xdg)...) {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			return p, fmt.Errorf("start code-server: %w", err)
-		}
+	env, err := isolatedEnv(cfg.Dir)
+	if err != nil {
+		return p, fmt.Errorf("start code-server: %w", err)
 	}
+	p.env = env
 	settings := DefaultEditorSettings()
 	for k, v := range cfg.Settings {
 		settings[k] = v
@@ -263,18 +310,20 @@ func editorDirs(cfg EditorConfig) (editorPaths, error) {
 	if err != nil {
 		return p, fmt.Errorf("start code-server: encode settings: %w", err)
 	}
-	if err := os.WriteFile(filepath.Join(p.userData, "User", "settings.json"), data, 0o644); err != nil {
+	if err := runfiles.WriteFile(filepath.Join(p.userData, "User", "settings.json"), data); err != nil {
 		return p, fmt.Errorf("start code-server: write settings: %w", err)
 	}
-	for _, kv := range os.Environ() {
-		name, _, _ := strings.Cut(kv, "=")
-		if _, override := xdg[name]; override || name == "PASSWORD" || name == "HASHED_PASSWORD" {
-			continue
+	hashed := cfg.passwordHash
+	if hashed == "" {
+		var err error
+		if hashed, err = hashPassword(cfg.Password); err != nil {
+			return p, fmt.Errorf("start code-server: %w", err)
 		}
-		p.env = append(p.env, kv)
 	}
-	for k, v := range xdg {
-		p.env = append(p.env, k+"="+v)
+	// JSON is YAML: the hash is quoted whatever it holds.
+	conf, _ := json.Marshal(hashed)
+	if err := runfiles.WriteFile(p.config, []byte("auth: password\nhashed-password: "+string(conf)+"\n")); err != nil {
+		return p, fmt.Errorf("start code-server: write its config: %w", err)
 	}
 	return p, nil
 }
@@ -302,12 +351,4 @@ func freePort() (int, error) {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-func mapValues(m map[string]string) []string {
-	out := make([]string, 0, len(m))
-	for _, v := range m {
-		out = append(out, v)
-	}
-	return out
 }

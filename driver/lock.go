@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"dialogfarm/internal/runfiles"
 )
 
 // LockFile is the advisory lock of a run folder. Its holder's PID is
@@ -40,11 +42,11 @@ func (e *LockedError) Error() string {
 // *LockedError when another open of the lock holds it (another process, or
 // another LockRunFolder in this one).
 func LockRunFolder(dir string) (*FolderLock, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := runfiles.MkdirAll(dir); err != nil {
 		return nil, fmt.Errorf("create run folder: %w", err)
 	}
 	path := filepath.Join(dir, LockFile)
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, runfiles.FileMode)
 	if err != nil {
 		return nil, fmt.Errorf("open run lock: %w", err)
 	}

@@ -2,6 +2,7 @@ package driver
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"os"
@@ -15,6 +16,7 @@ import (
 
 	"dialogfarm/adapter"
 	"dialogfarm/dialog"
+	"dialogfarm/internal/runfiles"
 )
 
 // RunConfig says how to drive a batch of configs.
@@ -124,6 +126,9 @@ func NewRunner(cfg RunConfig, capture Exchanges, followUps FollowUps, log *zap.L
 	if cfg.Sessions < 1 {
 		cfg.Sessions = 1
 	}
+	if s, ok := capture.(interface{ Secret() string }); ok && cfg.Secret == "" {
+		cfg.Secret = s.Secret() // the capture endpoint's run secret
+	}
 	return &Runner{cfg: cfg, capture: capture, followUps: followUps, log: log, loads: make(chan struct{}, 1)}
 }
 
@@ -134,7 +139,7 @@ func (r *Runner) Start(ctx context.Context) error {
 		return fmt.Errorf("run folder %s: %w", r.cfg.Out, err)
 	}
 	r.cfg.Out = out
-	if err := os.MkdirAll(out, 0o755); err != nil {
+	if err := runfiles.MkdirAll(out); err != nil {
 		return fmt.Errorf("create run folder: %w", err)
 	}
 	// The run folder's lock: taken here unless this process already holds
@@ -154,6 +159,15 @@ func (r *Runner) Start(ctx context.Context) error {
 		return err
 	}
 	r.cfg.Editor.Dir = filepath.Join(r.cfg.Out, "editor")
+	if r.cfg.Editor.Password == "" {
+		// One password (and hash) per run: a restarted code-server
+		// accepts the browser's session cookie, so windows need not log
+		// in again.
+		r.cfg.Editor.Password = rand.Text()
+	}
+	if r.cfg.Editor.passwordHash, err = hashPassword(r.cfg.Editor.Password); err != nil {
+		return err
+	}
 	r.cfg.Browser.Dir = filepath.Join(r.cfg.Out, "browser")
 	if len(r.cfg.Adapters) == 0 {
 		return errors.New("start the run: no plugin adapter (give --adapter, or keep plugin/ for the bundled adapter ask)")
@@ -233,7 +247,7 @@ func (r *Runner) NewSession(id string) (*Session, error) {
 	}
 	return &Session{
 		ID: id, win: &window{page: page}, adapters: r.cfg.Adapters, secret: r.cfg.Secret, capture: r.capture, followUps: r.followUps,
-		dir: r.cfg.Out, editorURL: r.editor.URL(), timeouts: r.cfg.Timeouts, loads: r.loads,
+		dir: r.cfg.Out, editorURL: r.editor.URL(), password: r.editor.Password(), timeouts: r.cfg.Timeouts, loads: r.loads,
 		log: r.log.With(zap.String("session", id)),
 	}, nil
 }
@@ -368,10 +382,10 @@ func (r *Runner) refresh(ctx context.Context, sess *Session) error {
 			return err
 		}
 	}
-	url := r.editor.URL()
+	url, password := r.editor.URL(), r.editor.Password()
 	r.mu.Unlock()
 	if sess.editorURL != url {
-		sess.editorURL = url
+		sess.editorURL, sess.password = url, password
 		sess.reload()
 	}
 	if !sess.win.alive(ctx) {

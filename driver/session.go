@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -17,6 +16,7 @@ import (
 
 	"dialogfarm/adapter"
 	"dialogfarm/dialog"
+	"dialogfarm/internal/runfiles"
 )
 
 // FollowUps writes a follow-up query at run time from the dialogue so far.
@@ -49,6 +49,7 @@ type Session struct {
 	followUps FollowUps
 	dir       string // where this session writes its workspace files
 	editorURL string
+	password  string // code-server's login password
 	workspace string // the workspace file the window shows, "" before load
 	timeouts  Timeouts
 	loads     chan struct{} // held while the window loads a workspace
@@ -80,10 +81,10 @@ func (s *Session) workspaceFile(repo string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := runfiles.MkdirAll(filepath.Dir(path)); err != nil {
 		return "", err
 	}
-	return path, os.WriteFile(path, data, 0o644)
+	return path, runfiles.WriteFile(path, data)
 }
 
 // adapterFor returns the adapter that drives cfg: the one its plugin field
@@ -126,6 +127,9 @@ func (s *Session) open(ctx context.Context, repo string, a *adapter.Adapter) err
 	u := s.editorURL + "/?workspace=" + url.QueryEscape(ws)
 	if err := s.win.page.Context(ctx).Navigate(u); err != nil {
 		return fmt.Errorf("navigate to %s: %w", u, err)
+	}
+	if err := s.win.login(ctx, s.password, s.log); err != nil {
+		return fmt.Errorf("log in to code-server: %w", err)
 	}
 	if err := s.win.waitReady(ctx, a.Extension.Ready); err != nil {
 		return err

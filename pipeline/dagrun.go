@@ -17,6 +17,7 @@ import (
 
 	"dialogfarm/configgen"
 	"dialogfarm/driver"
+	"dialogfarm/internal/runfiles"
 	"dialogfarm/profiles"
 	"dialogfarm/sft"
 )
@@ -138,7 +139,7 @@ func RunSpec(ctx context.Context, s *Spec, reg *Registry, env RunEnv) ([]NodeSta
 		}
 		return nil, fmt.Errorf("%w:\n  %s", ErrInvalid, strings.Join(msgs, "\n  "))
 	}
-	if err := os.MkdirAll(filepath.Join(env.Out, "nodes"), 0o755); err != nil {
+	if err := runfiles.MkdirAll(filepath.Join(env.Out, "nodes")); err != nil {
 		return nil, fmt.Errorf("create run folder: %w", err)
 	}
 	order, _ := s.Topo()
@@ -213,7 +214,7 @@ func runNode(ctx context.Context, n *Node, op *Operator, states map[string]*Node
 	}
 	notify()
 	for _, v := range x.out {
-		if err := os.MkdirAll(filepath.Dir(v.Path), 0o755); err != nil {
+		if err := runfiles.MkdirAll(filepath.Dir(v.Path)); err != nil {
 			return st, fmt.Errorf("create node folder: %w", err)
 		}
 	}
@@ -362,7 +363,7 @@ func moveStale(out string, n *Node, op *Operator, outputs map[string]Value, oldK
 		if _, err := os.Stat(p); err != nil {
 			continue
 		}
-		if err := os.MkdirAll(dest, 0o755); err != nil {
+		if err := runfiles.MkdirAll(dest); err != nil {
 			return fmt.Errorf("node %s: keep stale outputs: %w", n.ID, err)
 		}
 		if err := os.Rename(p, filepath.Join(dest, filepath.Base(p))); err != nil {

@@ -17,23 +17,11 @@ const (
 	DirMode os.FileMode = 0o700
 )
 
-// MkdirAll creates dir and its missing parents with DirMode, and narrows
-// dir itself to DirMode if it existed with wider permissions (a run folder
-// made by an older dialogfarm). Existing parents are left as they are.
+// MkdirAll creates dir and its missing parents with DirMode. A folder that
+// exists keeps its mode: it may be the user's own (--out .), and the files
+// written into it are FileMode anyway.
 func MkdirAll(dir string) error {
-	if err := os.MkdirAll(dir, DirMode); err != nil {
-		return err
-	}
-	info, err := os.Stat(dir)
-	if err != nil {
-		return err
-	}
-	if info.Mode().Perm()&^DirMode != 0 {
-		if err := os.Chmod(dir, info.Mode().Perm()&DirMode); err != nil {
-			return fmt.Errorf("make %s private: %w", dir, err)
-		}
-	}
-	return nil
+	return os.MkdirAll(dir, DirMode)
 }
 
 // WriteFile writes data to path with FileMode, narrowing an existing file's

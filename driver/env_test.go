@@ -1,0 +1,65 @@
+package driver
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestIsolatedEnvIsAnAllowList(t *testing.T) {
+	setFakeKeys(t)
+	t.Setenv("PATH", "/usr/local/bin:/usr/bin:/bin")
+	t.Setenv("TZ", "Europe/Berlin")
+	t.Setenv("HOME", "/home/someone")
+	t.Setenv("HTTPS_PROXY", "http://user:pass@proxy.example:3128")
+	t.Setenv("PASSWORD", "code-server-would-read-this")
+	t.Setenv("DISPLAY", ":0")
+	dir := t.TempDir()
+	env, err := isolatedEnv(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		if _, dup := got[k]; dup {
+			t.Errorf("%s twice", k)
+		}
+		got[k] = v
+	}
+	for _, k := range append([]string{"HTTPS_PROXY", "PASSWORD", "DISPLAY"}, keysOf(fakeKeys)...) {
+		if _, ok := got[k]; ok {
+			t.Errorf("%s was passed on", k)
+		}
+	}
+	if got["PATH"] != "/usr/local/bin:/usr/bin:/bin" || got["TZ"] != "Europe/Berlin" {
+		t.Errorf("PATH %q TZ %q", got["PATH"], got["TZ"])
+	}
+	for _, k := range []string{"HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME", "TMPDIR"} {
+		v := got[k]
+		if !strings.HasPrefix(v, dir+string(filepath.Separator)) {
+			t.Errorf("%s=%q, want a folder in %s", k, v, dir)
+			continue
+		}
+		if info, err := os.Stat(v); err != nil || info.Mode().Perm() != 0o700 {
+			t.Errorf("%s: %v", v, err)
+		}
+	}
+
+	withDisplay, err := isolatedEnv(dir, displayEnv...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.Join(withDisplay, "\n"), "\nDISPLAY=:0") {
+		t.Errorf("a browser with a window lost DISPLAY: %q", withDisplay)
+	}
+}
+
+func keysOf(m map[string]string) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}

@@ -1,0 +1,251 @@
+package driver
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"io/fs"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// fakeKeys are set in the test's environment before the editor starts, as
+// a user's shell would hold a pool's api_key_env: none may reach
+// code-server, its children or Chromium.
+var fakeKeys = map[string]string{
+	"OPENAI_API_KEY":              "sk-e2e-fake-openai-key-0123456789abcdef",
+	"DIALOGFARM_E2E_MEMBER_TOKEN": "hf_e2eFakeMemberToken0123456789ABCDEF",
+}
+
+func setFakeKeys(t *testing.T) {
+	for k, v := range fakeKeys {
+		t.Setenv(k, v)
+	}
+}
+
+// checkLockdown checks, on a running editor and browser, that code-server
+// wants a password, that the browser's cookie spares later windows the
+// login, that no process of the editor or the browser holds a key in its
+// environment, and that the run folder is private.
+func checkLockdown(t *testing.T, ctx context.Context, r *Runner, out string) {
+	editorPID, browserPID := r.PIDs()
+	password := r.cfg.Editor.Password
+	if len(password) < 26 {
+		t.Fatalf("password %q is too short", password)
+	}
+
+	t.Run("code-server rejects requests without the session cookie", func(t *testing.T) {
+		client := &http.Client{Timeout: 10 * time.Second,
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		get := func(path, cookie string) (int, string, string) {
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, r.editor.URL()+path, nil)
+			if cookie != "" {
+				req.Header.Set("Cookie", cookie)
+			}
+			resp, err := client.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			body, _ := io.ReadAll(resp.Body)
+			return resp.StatusCode, resp.Header.Get("Location"), string(body)
+		}
+		folder := "/?folder=" + url.QueryEscape(filepath.Join(out, "workspaces"))
+		for _, cookie := range []string{"", "code-server-session=" + password, "code-server-session=forged"} {
+			status, loc, body := get(folder, cookie)
+			if status != http.StatusFound || !strings.Contains(loc, "login") || strings.Contains(body, "monaco-workbench") {
+				t.Errorf("GET %s with cookie %q: %d, Location %q, body %.200q", folder, cookie, status, loc, body)
+			}
+		}
+		// The positive control: the cookie the login page would set (the
+		// hash in code-server's 0600 config file) opens the workbench.
+		conf, err := os.ReadFile(filepath.Join(out, "editor", "code-server.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, hash, _ := strings.Cut(string(conf), "hashed-password: ")
+		hash, _ = strconv.Unquote(strings.TrimSpace(hash))
+		if status, loc, _ := get(folder, "code-server-session="+hash); status != http.StatusOK {
+			t.Errorf("GET %s with the session cookie: %d, Location %q", folder, status, loc)
+		}
+		status, _, body := get("/login", "")
+		if status != http.StatusOK || !strings.Contains(body, `name="password"`) {
+			t.Errorf("GET /login: %d %.200q", status, body)
+		}
+		// One wrong password (code-server allows a few failures a minute).
+		form := url.Values{"password": {"wrong-" + password[:8]}, "base": {"."}, "href": {r.editor.URL() + "/login"}}
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, r.editor.URL()+"/login", strings.NewReader(form.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		for _, c := range resp.Cookies() {
+			if strings.HasPrefix(c.Name, "code-server-session") && c.Value != "" {
+				t.Errorf("a wrong password got a session cookie")
+			}
+		}
+	})
+
+	t.Run("a second window needs no login", func(t *testing.T) {
+		page, err := r.browser.NewWindow()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer page.Close()
+		w := &window{page: page}
+		wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+		defer cancel()
+		if err := page.Context(wctx).Navigate(r.editor.URL() + "/?folder=" + url.QueryEscape(filepath.Join(out, "workspaces"))); err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		// With no password known, a login page would be an error.
+		if err := w.login(wctx, "", zap.NewNop()); err != nil {
+			t.Fatalf("second window: %v", err)
+		}
+		t.Logf("second window reached the workbench without logging in, %.2fs after navigating", time.Since(start).Seconds())
+	})
+
+	t.Run("DevTools listens on loopback and refuses web pages", func(t *testing.T) {
+		u, err := url.Parse(r.browser.control)
+		if err != nil || u.Hostname() != "127.0.0.1" {
+			t.Fatalf("DevTools at %q (%v)", r.browser.control, err)
+		}
+		try := func(path string, header map[string]string) int {
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+u.Host+path, nil)
+			for k, v := range header {
+				req.Header.Set(k, v)
+			}
+			if h, ok := header["Host"]; ok {
+				req.Host = h
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			return resp.StatusCode
+		}
+		upgrade := map[string]string{"Connection": "Upgrade", "Upgrade": "websocket", "Sec-WebSocket-Version": "13",
+			"Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==", "Origin": "http://evil.example"}
+		if status := try(u.Path, upgrade); status != http.StatusForbidden {
+			t.Errorf("websocket from a web page's origin: %d, want 403", status)
+		}
+		if status := try("/json/version", map[string]string{"Host": "evil.example:80"}); status == http.StatusOK {
+			t.Errorf("/json/version with a foreign Host header: %d", status)
+		}
+	})
+
+	t.Run("no key in the environment of code-server or Chromium", func(t *testing.T) {
+		for name, leader := range map[string]int{"code-server": editorPID, "chromium": browserPID} {
+			pids := processGroup(t, leader)
+			if len(pids) < 2 {
+				t.Errorf("%s: only %d processes in group %d", name, len(pids), leader)
+			}
+			for _, pid := range pids {
+				env, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+				if err != nil {
+					continue // it exited meanwhile
+				}
+				cmdline, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+				vars := map[string]string{}
+				for _, kv := range bytes.Split(env, []byte{0}) {
+					k, v, _ := strings.Cut(string(kv), "=")
+					vars[k] = v
+				}
+				for k, v := range fakeKeys {
+					if _, ok := vars[k]; ok || bytes.Contains(env, []byte(v)) {
+						t.Errorf("%s pid %d: %s is in its environment", name, pid, k)
+					}
+				}
+				if bytes.Contains(env, []byte(password)) || bytes.Contains(cmdline, []byte(password)) {
+					t.Errorf("%s pid %d: the login password is in its environment or command line", name, pid)
+				}
+				if home := vars["HOME"]; pid == leader && !strings.HasPrefix(home, out+string(filepath.Separator)) {
+					t.Errorf("%s pid %d: HOME=%q, want a folder in the run folder", name, pid, home)
+				}
+			}
+			t.Logf("%s: %d processes checked", name, len(pids))
+		}
+	})
+
+	t.Run("run files are 0600 and folders 0700", func(t *testing.T) {
+		// What code-server and Chromium write inside their own (0700)
+		// folders is theirs to set.
+		theirs := map[string]bool{}
+		for _, d := range []string{"editor/user-data", "editor/xdg", "editor/home", "editor/tmp",
+			"browser/chromium-profile", "browser/xdg", "browser/home", "browser/tmp"} {
+			theirs[filepath.Join(out, d)] = true
+		}
+		files := 0
+		err := filepath.WalkDir(out, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return nil // a file the editor removed meanwhile
+			}
+			info, err := d.Info()
+			if err != nil {
+				return nil
+			}
+			if d.IsDir() {
+				if info.Mode().Perm() != 0o700 {
+					t.Errorf("folder %s: mode %o, want 700", path, info.Mode().Perm())
+				}
+				if theirs[path] {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			files++
+			if info.Mode().Type().IsRegular() && info.Mode().Perm() != 0o600 {
+				t.Errorf("file %s: mode %o, want 600", path, info.Mode().Perm())
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if files < 5 {
+			t.Errorf("only %d files checked", files)
+		}
+		settings := filepath.Join(out, "editor", "user-data", "User", "settings.json")
+		if info, err := os.Stat(settings); err != nil || info.Mode().Perm() != 0o600 {
+			t.Errorf("settings.json: %v", err)
+		}
+	})
+}
+
+// processGroup lists the processes whose process group is pgid.
+func processGroup(t *testing.T, pgid int) []int {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid pgrp ...; comm may hold spaces.
+		fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+		if len(fields) > 2 && fields[2] == strconv.Itoa(pgid) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
