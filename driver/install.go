@@ -11,26 +11,23 @@ import (
 	"strings"
 
 	"dialogfarm/adapter"
+	"dialogfarm/internal/runfiles"
 )
 
 // installExtensions makes dir the editor's extensions folder with every
 // adapter's plugin in it: a .vsix is installed with code-server
 // --install-extension (as a user would), a folder is linked. work holds
-// the installer's own XDG folders; it sees no other environment than PATH
-// and HOME.
+// the installer's own HOME, XDG folders and TMPDIR; it sees no other
+// environment than the allow-list of isolatedEnv.
 func installExtensions(ctx context.Context, bin, dir, work string, adapters []*adapter.Adapter) error {
-	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}
-	for _, k := range []string{"XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "TMPDIR"} {
-		d := filepath.Join(work, strings.ToLower(k))
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			return fmt.Errorf("install plugins: %w", err)
-		}
-		env = append(env, k+"="+d)
+	env, err := isolatedEnv(work)
+	if err != nil {
+		return fmt.Errorf("install plugins: %w", err)
 	}
 	if err := os.RemoveAll(dir); err != nil {
 		return fmt.Errorf("install plugins: %w", err)
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := runfiles.MkdirAll(dir); err != nil {
 		return fmt.Errorf("install plugins: %w", err)
 	}
 	// Packaged ones first: code-server then writes extensions.json, which
@@ -98,7 +95,7 @@ func addToExtensionsJSON(dir string, m PluginManifest, rel string) error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(path, out, 0o644)
+	return runfiles.WriteFile(path, out)
 }
 
 // writeAdapterFiles writes every adapter's files under the editor's
@@ -108,10 +105,10 @@ func writeAdapterFiles(userData, secret string, adapters []*adapter.Adapter) err
 		for _, f := range a.Files {
 			v := adapter.Vars{Secret: secret, UserData: userData}
 			path := filepath.Join(userData, a.Expand(f.Path, v))
-			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			if err := runfiles.MkdirAll(filepath.Dir(path)); err != nil {
 				return fmt.Errorf("write %s's file %s: %w", a.Name, f.Path, err)
 			}
-			if err := os.WriteFile(path, []byte(a.Expand(f.Content, v)), 0o600); err != nil {
+			if err := runfiles.WriteFile(path, []byte(a.Expand(f.Content, v))); err != nil {
 				return fmt.Errorf("write %s's file %s: %w", a.Name, f.Path, err)
 			}
 		}
