@@ -184,7 +184,8 @@ func checkLockdown(t *testing.T, ctx context.Context, r *Runner, out string) {
 		// folders is theirs to set.
 		theirs := map[string]bool{}
 		for _, d := range []string{"editor/user-data", "editor/xdg", "editor/home", "editor/tmp",
-			"browser/chromium-profile", "browser/xdg", "browser/home", "browser/tmp"} {
+			"browser/chromium-profile", "browser/xdg", "browser/home", "browser/tmp",
+			"extensions", "install"} {
 			theirs[filepath.Join(out, d)] = true
 		}
 		files := 0
