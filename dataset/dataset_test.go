@@ -321,3 +321,20 @@ func TestReadRunInfo(t *testing.T) {
 		t.Errorf("a broken run.json: %v", err)
 	}
 }
+
+// TestFolderIsPrivate: the folder holds private code, so it is 0700 and
+// its files 0600, as every run file (internal/runfiles).
+func TestFolderIsPrivate(t *testing.T) {
+	for _, dir := range buildAll(t) {
+		info, err := os.Stat(dir)
+		if err != nil || info.Mode().Perm() != 0o700 {
+			t.Fatalf("%s: %v %v", dir, info.Mode(), err)
+		}
+		entries, _ := os.ReadDir(dir)
+		for _, e := range entries {
+			if fi, _ := e.Info(); fi.Mode().Perm() != 0o600 {
+				t.Errorf("%s/%s is %v", dir, e.Name(), fi.Mode().Perm())
+			}
+		}
+	}
+}
