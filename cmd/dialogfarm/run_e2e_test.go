@@ -145,8 +145,24 @@ func TestRunKilledAndResumed(t *testing.T) {
 	if kept == 0 {
 		t.Errorf("no dialogue was kept; the fake model's answers should score 5 in English")
 	}
-	if _, err := os.Stat(filepath.Join(out, "report.json")); err != nil {
-		t.Errorf("report: %v", err)
+	for _, f := range []string{"report.json", "report.html"} {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Errorf("report: %v", err)
+		}
+	}
+	// The run ends with the dataset folder: the same records, split.
+	var train, validation []map[string]any
+	readJSONL(t, filepath.Join(out, "dataset", "train.jsonl"), &train)
+	if _, err := os.Stat(filepath.Join(out, "dataset", "validation.jsonl")); err == nil {
+		readJSONL(t, filepath.Join(out, "dataset", "validation.jsonl"), &validation)
+	}
+	for _, f := range []string{"README.md", "dataset_info.json", "stats.json"} {
+		if _, err := os.Stat(filepath.Join(out, "dataset", f)); err != nil {
+			t.Errorf("dataset folder: %v", err)
+		}
+	}
+	if n := len(train) + len(validation); n == 0 || n > len(sftLines) {
+		t.Errorf("dataset folder holds %d records (%d train), sft.jsonl %d", n, len(train), len(sftLines))
 	}
 
 	// A third run changes nothing.
