@@ -14,7 +14,7 @@ setup:
 	@bash scripts/setup.sh
 
 build:
-	$(GO) build -o $(BIN) ./cmd/dialogfarm
+	$(GO) build -buildvcs=auto -o $(BIN) ./cmd/dialogfarm
 
 # The whole suite: Go packages (unit tests and the end-to-end test with the
 # real code-server and Chromium) and the plugin's own node tests.
