@@ -123,7 +123,7 @@ func Run(ctx context.Context, cfg Config, deps Deps, log *zap.Logger) (Result, e
 			return err
 		}},
 		{"export", func(ctx context.Context) (err error) {
-			res.Export, err = sft.ExportFiles(path(DialoguesFile), path(SFTFile), cfg.Export)
+			res.Export, err = sft.ExportFiles(ctx, path(DialoguesFile), path(SFTFile), cfg.Export)
 			return err
 		}},
 		{"report", func(ctx context.Context) (err error) {

@@ -287,12 +287,12 @@ func (x *nodeRun) exportOptions() (sft.Options, error) {
 	return sft.Options{Format: p.Format, MinScore: p.MinScore, Meta: p.Meta, AllowOffline: p.AllowOffline}, nil
 }
 
-func runExport(_ context.Context, x *nodeRun) error {
+func runExport(ctx context.Context, x *nodeRun) error {
 	opt, err := x.exportOptions()
 	if err != nil {
 		return err
 	}
-	_, err = sft.ExportFiles(x.in["dialogues"].Path, x.out["sft"].Path, opt)
+	_, err = sft.ExportFiles(ctx, x.in["dialogues"].Path, x.out["sft"].Path, opt)
 	return err
 }
 

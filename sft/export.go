@@ -2,6 +2,7 @@ package sft
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -204,7 +205,8 @@ func SidecarPath(out string) string {
 // ExportFiles exports the dialogues file inPath to outPath (and its
 // SidecarPath with MetaSidecar). Each file is written to a temporary file
 // and renamed into place, so a failed export leaves the old files intact.
-func ExportFiles(inPath, outPath string, opt Options) (Summary, error) {
+// Cancelling ctx stops the reading at once, and nothing is written.
+func ExportFiles(ctx context.Context, inPath, outPath string, opt Options) (Summary, error) {
 	in, err := os.Open(inPath)
 	if err != nil {
 		return Summary{}, fmt.Errorf("export: %w", err)
@@ -215,7 +217,10 @@ func ExportFiles(inPath, outPath string, opt Options) (Summary, error) {
 	if opt.Meta == MetaSidecar {
 		sidecar = &meta
 	}
-	sum, err := Export(in, &out, sidecar, opt)
+	sum, err := Export(ctxReader{ctx, in}, &out, sidecar, opt)
+	if err == nil {
+		err = ctx.Err()
+	}
 	if err != nil {
 		return sum, fmt.Errorf("export %s: %w", inPath, err)
 	}
@@ -226,6 +231,19 @@ func ExportFiles(inPath, outPath string, opt Options) (Summary, error) {
 		return sum, writeAtomic(SidecarPath(outPath), meta.Bytes())
 	}
 	return sum, nil
+}
+
+// ctxReader reads r until ctx ends.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
 }
 
 // writeAtomic writes data to path through a temporary file in its folder.

@@ -48,7 +48,7 @@ func TestExportGolden(t *testing.T) {
 			opt := DefaultOptions()
 			opt.Format, opt.Meta = c.format, c.meta
 			out := filepath.Join(t.TempDir(), "sft.jsonl")
-			if _, err := ExportFiles(in, out, opt); err != nil {
+			if _, err := ExportFiles(t.Context(), in, out, opt); err != nil {
 				t.Fatal(err)
 			}
 			got, _ := os.ReadFile(out)
@@ -161,7 +161,7 @@ func TestExportIdempotent(t *testing.T) {
 	opt.Meta = MetaSidecar
 	var first [2][]byte
 	for i := range 3 {
-		if _, err := ExportFiles(in, out, opt); err != nil {
+		if _, err := ExportFiles(t.Context(), in, out, opt); err != nil {
 			t.Fatal(err)
 		}
 		a, _ := os.ReadFile(out)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -35,7 +36,7 @@ then user and assistant alternating, assistant last), empty turns,
 line of a file has the same keys and JSON types in every --meta mode.
 --out FILE.jsonl writes the single file as before, without the gates.`,
 		Args: cobra.NoArgs,
-		RunE: func(*cobra.Command, []string) error { return a.export() },
+		RunE: func(cmd *cobra.Command, _ []string) error { return a.export(cmd.Context()) },
 	}
 	f := cmd.Flags()
 	def := sft.DefaultOptions()
@@ -50,7 +51,7 @@ line of a file has the same keys and JSON types in every --meta mode.
 	return cmd
 }
 
-func (a *app) export() error {
+func (a *app) export(ctx context.Context) error {
 	in, out := a.v.GetString("in"), a.v.GetString("out")
 	if in == "" || out == "" {
 		return errors.New("export: --in and --out are required")
@@ -62,7 +63,7 @@ func (a *app) export() error {
 	if isDatasetFolder(out) {
 		return a.exportFolder(in, out, opt)
 	}
-	sum, err := sft.ExportFiles(in, out, opt)
+	sum, err := sft.ExportFiles(ctx, in, out, opt)
 	if err != nil {
 		return err
 	}
