@@ -170,7 +170,7 @@ func makeConfigs(ctx context.Context, cfg Config, pl *profiles.Plan, path string
 	if err != nil {
 		return nil, err
 	}
-	log.Info("configs generated", zap.String("stats", res.Stats.Summary()))
+	log.Info("configs generated", zap.String("stats", strings.ReplaceAll(strings.TrimSpace(res.Stats.Summary()), "\n", "; ")))
 	return res.Configs, configgen.WriteConfigs(path, res.Configs)
 }
 
