@@ -137,6 +137,8 @@ func TestDefaultPipelineMatchesRun(t *testing.T) {
 			t.Errorf("%s: written by Run, not by the default pipeline: %v", rel, err)
 			return nil
 		}
+		// Configs name the run folder's own sanitised copy of the repository.
+		a, b = bytes.ReplaceAll(a, []byte(runA), []byte("OUT")), bytes.ReplaceAll(b, []byte(runB), []byte("OUT"))
 		if !bytes.Equal(a, b) {
 			t.Errorf("%s differs:\nRun:\n%.400s\npipeline:\n%.400s", rel, a, b)
 		}

@@ -16,6 +16,7 @@ import (
 	"dialogfarm/dialog"
 	"dialogfarm/driver"
 	"dialogfarm/internal/runfiles"
+	"dialogfarm/redact"
 )
 
 // DriveConfig is the drive stage: the capture endpoint the plugin talks to
@@ -25,6 +26,9 @@ type DriveConfig struct {
 	Run     driver.RunConfig
 	// Farm is the queue the configs go through (embedded by default).
 	Farm FarmConfig
+	// Redact replaces secrets; nil builds one. Share one across a run's
+	// stages so a secret keeps its placeholder everywhere.
+	Redact *redact.Redactor
 }
 
 // Drive starts the capture endpoint answering with responder, puts every
@@ -36,6 +40,15 @@ type DriveConfig struct {
 // even when the dialogue that made it fails later. When every config is
 // already recorded ok, nothing is started.
 func Drive(ctx context.Context, cfg DriveConfig, configs []dialog.ChatConfig, responder capture.Responder, followUps driver.FollowUps, log *zap.Logger) (sum driver.Summary, err error) {
+	red, err := redactor(cfg.Redact)
+	if err != nil {
+		return driver.Summary{}, err
+	}
+	// The editor only ever opens sanitised copies, and the queries typed
+	// into the plugin are redacted the same way.
+	if configs, err = sanitiseConfigs(ctx, red, cfg.Run.Out, configs, log); err != nil {
+		return driver.Summary{}, err
+	}
 	if sum, done, err := allRecorded(cfg.Run.Out, configs); err != nil || done {
 		return sum, err
 	}

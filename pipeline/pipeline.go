@@ -106,6 +106,10 @@ func Run(ctx context.Context, cfg Config, deps Deps, log *zap.Logger) (Result, e
 	if err := checkManifest(path(ManifestFile), newManifest(cfg)); err != nil {
 		return res, err
 	}
+	var err error
+	if cfg.Drive.Redact, err = redactor(cfg.Drive.Redact); err != nil {
+		return res, err
+	}
 	stages := []stage{
 		{"plan", func(ctx context.Context) (err error) {
 			plan, err = makePlan(cfg, path(PlanFile))
@@ -160,8 +164,19 @@ func makePlan(cfg Config, path string) (*profiles.Plan, error) {
 	return pl, profiles.WritePlan(path, pl)
 }
 
-// makeConfigs reuses the configs file when it exists, else generates it.
+// makeConfigs makes the sanitised copies of the repositories (see
+// sanitiseRepos; on a resumed run it checks and reuses them), then reuses
+// the configs file when it exists, else generates it from the copies, so
+// that the configs' positions are those of the text the editor shows.
 func makeConfigs(ctx context.Context, cfg Config, pl *profiles.Plan, path string, log *zap.Logger) ([]dialog.ChatConfig, error) {
+	r, err := redactor(cfg.Drive.Redact)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Configs.Repos, err = sanitiseRepos(ctx, r, cfg.Out, cfg.Configs.Repos, log); err != nil {
+		return nil, err
+	}
+	cfg.Configs.Secrets = r.Detector()
 	if f, err := os.Open(path); err == nil {
 		defer f.Close()
 		return dialog.ReadConfigs(f, path)

@@ -199,12 +199,16 @@ func runConfigs(ctx context.Context, x *nodeRun) error {
 	if err != nil {
 		return err
 	}
-	cfg := Config{Out: x.env.Out, Configs: configgen.DefaultConfig()}
+	cfg := Config{Out: x.env.Out, Configs: configgen.DefaultConfig(), Drive: x.env.Drive}
 	cfg.Configs.Repos, cfg.Configs.Seed, cfg.Configs.Model = p.Repos, pl.Seed, x.env.QueryModel
 	if p.Seed != nil {
 		cfg.Configs.Seed = *p.Seed
 	}
 	cfg.Configs.CachePath = filepath.Join(x.env.Out, "queries.cache.jsonl")
+	// Regions are chosen with the context the plugin is set to send.
+	if n, ok := x.env.Drive.Run.Editor.Settings["askplugin.contextLines"].(int); ok {
+		cfg.Configs.ContextLines = n
+	}
 	_, err = makeConfigs(ctx, cfg, pl, x.out["configs"].Path, x.env.Log)
 	return err
 }

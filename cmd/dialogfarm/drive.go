@@ -20,6 +20,7 @@ import (
 	"dialogfarm/driver"
 	"dialogfarm/farm"
 	"dialogfarm/pipeline"
+	"dialogfarm/redact"
 )
 
 func driveCmd(a *app) *cobra.Command {
@@ -67,6 +68,7 @@ func addDriveFlags(cmd *cobra.Command) {
 	f.StringSlice("adapter", []string{adapter.DefaultName}, "plugin adapter: a bundled name ("+strings.Join(adapter.Bundled(), ", ")+") or an adapter YAML file; repeat for several plugins (the first drives configs without a plugin field)")
 	f.Duration("answer-timeout", 5*time.Minute, "longest wait for one answer")
 	addFarmFlags(cmd)
+	f.Int("context-lines", configgen.DefaultConfig().ContextLines, "lines before and after the cursor the plugin sends when nothing is selected (written as its askplugin.contextLines setting)")
 }
 
 func (a *app) drive(ctx context.Context) error {
@@ -159,7 +161,19 @@ func (a *app) driveConfig(out string) (pipeline.DriveConfig, error) {
 	}
 	fc.Local = rc.Sessions > 0 || fc.NATS.URL == ""
 	fc.Auto = auto
-	return pipeline.DriveConfig{Capture: capture.DefaultConfig(), Run: rc, Farm: fc}, nil
+	n := a.v.GetInt("context-lines")
+	if n < 0 {
+		return pipeline.DriveConfig{}, fmt.Errorf("--context-lines must be 0 or more, got %d", n)
+	}
+	if rc.Editor.Settings == nil {
+		rc.Editor.Settings = map[string]any{}
+	}
+	rc.Editor.Settings["askplugin.contextLines"] = n
+	det, err := redact.NewDetector()
+	if err != nil {
+		return pipeline.DriveConfig{}, err
+	}
+	return pipeline.DriveConfig{Capture: capture.DefaultConfig(), Run: rc, Farm: fc, Redact: redact.NewRedactor(det)}, nil
 }
 
 // readConfigs reads a configs file.

@@ -97,6 +97,7 @@ func (a *app) run(ctx context.Context) error {
 	cfg.Configs = configgen.DefaultConfig()
 	cfg.Configs.Repos, cfg.Configs.Seed, cfg.Configs.Model = repos, cfg.Plan.Seed, model
 	cfg.Configs.CachePath = filepath.Join(out, "queries.cache.jsonl")
+	cfg.Configs.ContextLines = a.v.GetInt("context-lines")
 	if cfg.Drive, err = a.driveConfig(out); err != nil {
 		return err
 	}
