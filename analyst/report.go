@@ -81,6 +81,9 @@ type Report struct {
 	// usable verdict): Shown of the answer the plugin showed per turn,
 	// Candidates of every judged candidate.
 	Scores ScoreCounts `json:"scores"`
+	// Secrets, when known, counts the secrets redacted and the samples the
+	// export's safety net dropped.
+	Secrets *SecretCounts `json:"secrets,omitempty"`
 }
 
 // ScoreCounts are score histograms; index i counts score i (0..5).

@@ -110,6 +110,7 @@ func Run(ctx context.Context, cfg Config, deps Deps, log *zap.Logger) (Result, e
 	if cfg.Drive.Redact, err = redactor(cfg.Drive.Redact); err != nil {
 		return res, err
 	}
+	cfg.Export.Secrets = cfg.Drive.Redact.Detector()
 	stages := []stage{
 		{"plan", func(ctx context.Context) (err error) {
 			plan, err = makePlan(cfg, path(PlanFile))
@@ -196,8 +197,14 @@ func writeReport(cfg Config, configsPath, dialoguesPath, path string) (*analyst.
 		return nil, err
 	}
 	r := analyst.BuildReport(cfg.Profile, configs, dialogues, cfg.Report)
+	if r.Secrets, err = SecretCounts(cfg.Out, dialoguesPath, cfg.Export); err != nil {
+		return nil, err
+	}
 	if cfg.Table != nil {
 		if err := r.WriteTable(cfg.Table); err != nil {
+			return nil, err
+		}
+		if err := r.Secrets.WriteSummary(cfg.Table); err != nil {
 			return nil, err
 		}
 	}

@@ -320,6 +320,7 @@ func runReport(_ context.Context, x *nodeRun) error {
 	opt := sft.DefaultOptions()
 	opt.MinScore, opt.AllowOffline = p.MinScore, p.AllowOffline
 	cfg.Report.KeptTurns = func(d dialog.Dialogue) int { return sft.KeptTurns(d, opt) }
+	cfg.Export = opt
 	dialogues := ""
 	if v, ok := x.in["dialogues"]; ok {
 		dialogues = v.Path

@@ -24,7 +24,7 @@ func TestSanitiseConfigs(t *testing.T) {
 		t.Fatal(err)
 	}
 	token := "ghp_" + "sMehGAkWvj7FAc9QeWJKY40uvSwMFLZDe1f8" // planted in app/cloud.go
-	other := "glpat-" + "Zr4Kq9Tx2Wm7Lp3Vn8Yb"                 // in no file
+	other := "glpat-" + "Zr4Kq9Tx2Wm7Lp3Vn8Yb"               // in no file
 	configs := []dialog.ChatConfig{
 		{ID: "a", Repo: repo, File: "app/cloud.go", Turns: []dialog.TurnSpec{{Query: "why is " + token + " rejected?"}, {Query: "and " + other + "?"}}},
 		{ID: "b", Repo: "../redact/testdata/corpus", File: "web/notify.js", Turns: []dialog.TurnSpec{{Query: "explain this"}}},

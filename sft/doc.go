@@ -40,6 +40,14 @@
 // "metadata", into a sidecar JSONL file with one line per record (its
 // "line" number and "id"), or nowhere.
 //
+// # Safety net
+//
+// Secrets are redacted before the editor opens a file (package redact), so
+// the captured requests hold placeholders, not secrets. As a last check,
+// every sample's messages are scanned again with redact's detector (or
+// Options.Secrets) and a sample in which anything is found is dropped,
+// counted under Summary.Skipped["secret"] and, per rule, SecretRules.
+//
 // Records of the offline stand-in responder are refused (counted, not
 // written) unless Options.AllowOffline. Output is deterministic — records
 // sorted by id, each id at most once (a later line of the input

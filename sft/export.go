@@ -38,6 +38,10 @@ type Options struct {
 	// AllowOffline exports records of the offline stand-in responder,
 	// which are placeholders; off by default.
 	AllowOffline bool
+	// Secrets is the safety net: a sample in which it finds a secret is
+	// not written (Summary.Skipped["secret"], Summary.SecretRules). Nil
+	// uses redact's default detector.
+	Secrets SecretFinder `json:"-"`
 }
 
 // DefaultOptions: OpenAI format, only 5-point turns, metadata in a sidecar
@@ -70,6 +74,9 @@ type Summary struct {
 	// HistoryCuts counts records cut short because a later request's
 	// history did not match the kept turns.
 	HistoryCuts int `json:"history_cuts"`
+	// SecretRules counts, per rule, the samples the safety net dropped
+	// (a sample found by two rules counts under both).
+	SecretRules map[string]int `json:"secret_rules,omitempty"`
 }
 
 // Export reads dialogues (JSONL of dialog.Dialogue) from in and writes one
@@ -82,7 +89,11 @@ func Export(in io.Reader, out, sidecar io.Writer, opt Options) (Summary, error) 
 	if opt.Meta == MetaSidecar && sidecar == nil {
 		return Summary{}, errors.New("export: metadata goes to a sidecar but none was given")
 	}
-	sum := Summary{Skipped: map[string]int{}}
+	net, err := finder(opt)
+	if err != nil {
+		return Summary{}, err
+	}
+	sum := Summary{Skipped: map[string]int{}, SecretRules: map[string]int{}}
 	byID, err := readDialogues(in, &sum)
 	if err != nil {
 		return sum, err
@@ -96,6 +107,13 @@ func Export(in io.Reader, out, sidecar io.Writer, opt Options) (Summary, error) 
 		s, skip := selectTurns(byID[id], opt)
 		if skip != "" {
 			sum.Skipped[skip]++
+			continue
+		}
+		if rules := netRules(net, s); len(rules) > 0 {
+			sum.Skipped[SkipSecret]++
+			for _, r := range rules {
+				sum.SecretRules[r]++
+			}
 			continue
 		}
 		if s.cut {

@@ -81,6 +81,12 @@ func (a *app) report() error {
 		return fmt.Errorf("report: --format %q: want table or markdown", format)
 	}
 	r := analyst.BuildReport(p, configs, dialogues, cfg)
+	if run == "" {
+		run = filepath.Dir(configsPath)
+	}
+	if r.Secrets, err = pipeline.SecretCounts(run, dialoguesPath, export); err != nil {
+		return err
+	}
 	data, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode report: %w", err)
@@ -95,6 +101,9 @@ func (a *app) report() error {
 		err = r.WriteTable(a.stdout)
 	}
 	if err != nil {
+		return err
+	}
+	if err := r.Secrets.WriteSummary(a.stdout); err != nil {
 		return err
 	}
 	if err := profiles.WriteFileAtomic(jsonPath, append(data, '\n')); err != nil {
