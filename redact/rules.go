@@ -3,6 +3,7 @@ package redact
 import (
 	"math"
 	"regexp"
+	"slices"
 	"strings"
 	"unicode"
 )
@@ -24,20 +25,27 @@ type ownRule struct {
 	id   string
 	re   *regexp.Regexp
 	keep func(secret string) bool
+	// keywords, when set, skip the rule on text holding none of them (in
+	// lower case).
+	keywords []string
 }
+
+// secretKeywords prefilter the assignment rules: each name in secretNames
+// holds one of them.
+var secretKeywords = []string{"pass", "pwd", "secret", "token", "key", "credential"}
 
 const secretNames = `pass(?:word|wd|phrase)?|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|auth[_-]?key|private[_-]?key|credentials?|signing[_-]?key`
 
 var (
 	ownRules = []ownRule{
-		{ruleBearer, regexp.MustCompile(`(?i)\bbearer[ \t]+([A-Za-z0-9._~+/=-]{16,})`), plausible},
-		{ruleBasicAuth, regexp.MustCompile(`(?i)authorization["']?\s*[:=,]\s*["']?basic[ \t]+([A-Za-z0-9+/]{12,}={0,2})`), plausible},
-		{ruleDSN, regexp.MustCompile(`\b[a-zA-Z][a-zA-Z0-9+.-]{1,20}://[^\s:/@'"]{1,64}:([^\s/@'"]{3,128})@[^\s'"/]+`), notPlaceholder},
-		{ruleAzure, regexp.MustCompile(`(?i)(?:AccountKey|SharedAccessKey)=([A-Za-z0-9+/]{40,100}={0,2})`), notPlaceholder},
+		{ruleBearer, regexp.MustCompile(`(?i)\bbearer[ \t]+([A-Za-z0-9._~+/=-]{16,})`), plausible, []string{"bearer"}},
+		{ruleBasicAuth, regexp.MustCompile(`(?i)authorization["']?\s*[:=,]\s*["']?basic[ \t]+([A-Za-z0-9+/]{12,}={0,2})`), plausible, []string{"basic"}},
+		{ruleDSN, regexp.MustCompile(`\b[a-zA-Z][a-zA-Z0-9+.-]{1,20}://[^\s:/@'"]{1,64}:([^\s/@'"]{3,128})@[^\s'"/]+`), notPlaceholder, []string{"://"}},
+		{ruleAzure, regexp.MustCompile(`(?i)(?:AccountKey|SharedAccessKey)=([A-Za-z0-9+/]{40,100}={0,2})`), notPlaceholder, []string{"accountkey=", "sharedaccesskey="}},
 		// name = "value", name: 'value', "name": "value", getenv("NAME", "value")
-		{ruleAssignment, regexp.MustCompile(`(?i)[\w.-]*(?:` + secretNames + `)[\w.-]*["'\x60]?\s*(?::=|=>|=|:|,)\s*[bru]?["'\x60]([^"'\x60\s]{8,200})["'\x60]`), plausible},
+		{ruleAssignment, regexp.MustCompile(`(?i)(?:` + secretNames + `)[\w.-]*["'\x60]?\s*(?::=|=>|=|:|,)\s*[bru]?["'\x60]([^"'\x60\s]{8,200})["'\x60]`), plausible, secretKeywords},
 		// NAME=value in .env, name: value in YAML
-		{ruleAssignment, regexp.MustCompile(`(?im)^[ \t]*(?:export[ \t]+)?[\w.-]*(?:` + secretNames + `)[\w.-]*[ \t]*[=:][ \t]*([^\s"'#,;()\[\]{}]{8,200})[ \t]*$`), plausible},
+		{ruleAssignment, regexp.MustCompile(`(?im)^[ \t]*(?:export[ \t]+)?[\w.-]*(?:` + secretNames + `)[\w.-]*[ \t]*[=:][ \t]*([^\s"'#,;()\[\]{}]{8,200})[ \t]*$`), plausible, secretKeywords},
 	}
 	placeholderRe = regexp.MustCompile(`REDACTED_[A-Z0-9_]+_[0-9]+`)
 	// placeholderValue is text people write where a secret would go.
@@ -76,7 +84,11 @@ func plausible(s string) bool {
 // ownFindings runs this package's rules over text.
 func ownFindings(text string) []Finding {
 	var out []Finding
+	lower := strings.ToLower(text)
 	for _, r := range ownRules {
+		if r.keywords != nil && !slices.ContainsFunc(r.keywords, func(k string) bool { return strings.Contains(lower, k) }) {
+			continue
+		}
 		for _, m := range r.re.FindAllStringSubmatchIndex(text, -1) {
 			if s := text[m[2]:m[3]]; r.keep(s) {
 				out = append(out, Finding{Rule: r.id, Start: m[2], End: m[3]})
