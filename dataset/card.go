@@ -57,6 +57,11 @@ func ReadRunInfo(runDir string) (RunInfo, error) {
 		if err := readJSONIfExists(path, &ri.Redactions); err != nil {
 			return ri, err
 		}
+		// A run's redactions.json also lists the copies (local paths): the
+		// card takes only its counts.
+		if total, ok := ri.Redactions["total"].(map[string]any); ok {
+			ri.Redactions = total
+		}
 	}
 	return ri, nil
 }

@@ -312,6 +312,10 @@ func TestReadRunInfo(t *testing.T) {
 	if err != nil || ri.Profile != "p.yaml" || ri.ProfileHash != "abc" || fmt.Sprint(ri.Redactions["secrets"]) != "2" {
 		t.Errorf("%+v, %v", ri, err)
 	}
+	must(filepath.Join(run, "redactions.json"), `{"repos":[{"source":"/home/me/private","dir":"/out/workspace/private"}],"total":{"secrets":4,"per_rule":{"jwt":4}}}`)
+	if ri, _ := ReadRunInfo(run); fmt.Sprint(ri.Redactions["secrets"]) != "4" || ri.Redactions["repos"] != nil {
+		t.Errorf("a run's redactions.json should give its total only: %+v", ri.Redactions)
+	}
 	must(filepath.Join(run, "report.json"), `{"redactions":{"secrets":5}}`)
 	if ri, _ := ReadRunInfo(run); fmt.Sprint(ri.Redactions["secrets"]) != "5" {
 		t.Errorf("report.json's redactions should come first: %+v", ri.Redactions)
