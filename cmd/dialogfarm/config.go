@@ -83,30 +83,57 @@ func readConfigFile(cmd *cobra.Command, v *viper.Viper) (string, error) {
 	return path, errors.Join(errs...)
 }
 
-// applySettings gives every flag not set on the command line its value
-// from the environment or, failing that, from the config file in file
-// (read from path), parsed and checked by the flag. A flag so set counts
-// as changed, so viper takes its typed value. The flags of every command
-// are checked, not only cmd's: a bad value is refused whichever command
-// runs.
+// applySettings gives every flag of cmd not set on the command line its
+// value from the environment or, failing that, from the config file in
+// file (read from path), parsed and checked by the flag. A flag so set
+// counts as changed, so viper takes its typed value. The values meant for
+// other commands' flags are checked too, so a bad one is refused whichever
+// command runs: a name that two commands give different types (a string
+// --json here, a bool there) only has to suit one of them.
 func applySettings(cmd *cobra.Command, file *viper.Viper, path string) error {
 	var errs []error
-	seen := map[string]bool{}
+	mine := map[string]bool{}
+	cmd.Flags().VisitAll(func(f *pflag.Flag) {
+		mine[f.Name] = true
+		if err := applySetting(f, file, path); err != nil {
+			errs = append(errs, err)
+		}
+	})
+	others := map[string][]*pflag.Flag{}
+	var names []string
 	var walk func(*cobra.Command)
 	walk = func(c *cobra.Command) {
-		c.Flags().VisitAll(func(f *pflag.Flag) {
-			if err := applySetting(f, file, path); err != nil && !seen[err.Error()] {
-				seen[err.Error()] = true
-				errs = append(errs, err)
-			}
-		})
+		if c != cmd {
+			c.Flags().VisitAll(func(f *pflag.Flag) {
+				if !mine[f.Name] {
+					if others[f.Name] == nil {
+						names = append(names, f.Name)
+					}
+					others[f.Name] = append(others[f.Name], f)
+				}
+			})
+		}
 		for _, sub := range c.Commands() {
 			walk(sub)
 		}
 	}
-	// The running command first, so its errors come first.
-	walk(cmd)
 	walk(cmd.Root())
+	for _, name := range names {
+		var first error
+		for _, f := range others[name] {
+			err := applySetting(f, file, path)
+			if err == nil {
+				first = nil
+				break
+			}
+			if first == nil {
+				first = err
+			}
+		}
+		if first != nil {
+			errs = append(errs, first)
+		}
+	}
 	return errors.Join(errs...)
 }
 

@@ -9,6 +9,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"github.com/spf13/viper"
+
 	"dialogfarm/driver"
 )
 
@@ -49,6 +53,8 @@ func TestStrictConfig(t *testing.T) {
 			[]string{"environment variable DIALOGFARM_SEED", `"abc"`, "--seed"}},
 		{"env bad bool", planArgs, map[string]string{"DIALOGFARM_ALLOW_OFFLINE": "yes please"},
 			[]string{"environment variable DIALOGFARM_ALLOW_OFFLINE", `"yes please"`}},
+		{"env bad value for another command's flag", planArgs, map[string]string{"DIALOGFARM_MIN_SCORE": "high"},
+			[]string{"environment variable DIALOGFARM_MIN_SCORE", `"high"`}},
 		{"env bad pool value", planArgs, map[string]string{"DIALOGFARM_POOL_RETRY_MAX_ATTEMPTS": "many"},
 			[]string{"environment variable DIALOGFARM_POOL_RETRY_MAX_ATTEMPTS", `"many"`}},
 		{"env unknown pool key", planArgs, map[string]string{"DIALOGFARM_POOL_RETRY_MAX_ATTEMPS": "3"},
@@ -121,6 +127,9 @@ func TestConfigSourcesPrecedence(t *testing.T) {
 	os.WriteFile(cfg, []byte("n: 5\nseed: 11\nprofile: default\n"), 0o644)
 	t.Setenv("DIALOGFARM_CONFIG", cfg)
 	t.Setenv("DIALOGFARM_SEED", "22")
+	// report's --json is a file name, another command's --json a bool: a
+	// file name suits one of them, so it is no error for plan.
+	t.Setenv("DIALOGFARM_JSON", filepath.Join(dir, "report.json"))
 	out := filepath.Join(dir, "plan.json")
 	got := runFront(t, "plan", "--out", out)
 	if !strings.Contains(got, "5 dialogues") || !strings.Contains(got, "seed 22") {
@@ -162,5 +171,31 @@ func TestSecondRunOnALockedFolder(t *testing.T) {
 	entries, _ := os.ReadDir(out)
 	if len(entries) != 1 {
 		t.Errorf("the refused commands wrote into the run folder: %v", entries)
+	}
+}
+
+// TestFlagTypesAgree: one environment variable or config key sets the
+// flag of that name in every command, so a name should have one type; a
+// value meant for one of the flags can fail on the other (DIALOGFARM_JSON=
+// report.json is no bool). The names that already differ are listed.
+func TestFlagTypesAgree(t *testing.T) {
+	known := map[string]bool{"seed": true, "json": true, "runs": true}
+	root := newRoot(&app{stdout: &bytes.Buffer{}, stderr: &bytes.Buffer{}, v: viper.New()})
+	types := map[string]string{}
+	var walk func(*cobra.Command)
+	walk = func(c *cobra.Command) {
+		c.Flags().VisitAll(func(f *pflag.Flag) {
+			if prev, ok := types[f.Name]; ok && prev != f.Value.Type() && !known[f.Name] {
+				t.Errorf("--%s is a %s in %s but a %s elsewhere", f.Name, f.Value.Type(), c.CommandPath(), prev)
+			}
+			types[f.Name] = f.Value.Type()
+		})
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(root)
+	if len(types) < 20 {
+		t.Errorf("only %d flags found", len(types))
 	}
 }
