@@ -111,6 +111,31 @@ func DefaultEditorSettings() map[string]any {
 		"files.hotExit":                                "off",
 		"window.restoreWindows":                        "none",
 		"git.enabled":                                  false,
+		// What a window does while it only waits for the model costs CPU
+		// on every simulator: no blinking cursor, animations, smooth
+		// scrolling or decorations that repaint, and no language
+		// services nobody asks for (the TypeScript server runs
+		// syntax-only and installs no typings).
+		"editor.cursorBlinking":                      "solid",
+		"editor.cursorSmoothCaretAnimation":          "off",
+		"workbench.reduceMotion":                     "on",
+		"editor.smoothScrolling":                     false,
+		"workbench.list.smoothScrolling":             false,
+		"editor.codeLens":                            false,
+		"editor.semanticHighlighting.enabled":        false,
+		"editor.occurrencesHighlight":                "off",
+		"editor.selectionHighlight":                  false,
+		"editor.bracketPairColorization.enabled":     false,
+		"editor.guides.indentation":                  false,
+		"editor.stickyScroll.enabled":                false,
+		"editor.lightbulb.enabled":                   "off",
+		"editor.inlayHints.enabled":                  "off",
+		"breadcrumbs.enabled":                        false,
+		"typescript.tsserver.useSyntaxServer":        "always",
+		"typescript.disableAutomaticTypeAcquisition": true,
+		"typescript.validate.enable":                 false,
+		"javascript.validate.enable":                 false,
+		"typescript.surveys.enabled":                 false,
 	}
 }
 
