@@ -3,6 +3,7 @@ package dataset
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -94,8 +95,8 @@ type sample struct {
 // Build reads dialogues (JSONL) from in and writes a dataset folder dir.
 // Files are written through temporary files renamed into place; files of
 // an earlier export that this one does not write (a validation split, a
-// sidecar) are removed.
-func Build(in io.Reader, dir string, opt Options) (Stats, error) {
+// sidecar) are removed. Cancelling ctx stops it at once, writing nothing.
+func Build(ctx context.Context, in io.Reader, dir string, opt Options) (Stats, error) {
 	if err := opt.Validate(); err != nil {
 		return Stats{}, err
 	}
@@ -103,11 +104,14 @@ func Build(in io.Reader, dir string, opt Options) (Stats, error) {
 	if err != nil {
 		return Stats{}, err
 	}
-	samples, st, err := selectSamples(in, opt)
+	samples, st, err := selectSamples(ctxReader{ctx, in}, opt)
 	if err != nil {
 		return st, err
 	}
-	kept := gate(samples, tok, opt, &st)
+	kept, err := gate(ctx, samples, tok, opt, &st)
+	if err != nil {
+		return st, err
+	}
 	splits := assignSplits(ids(kept), opt.Split, opt.Seed)
 	files := map[string][]byte{}
 	bySplit := map[string][]*sample{}
@@ -145,17 +149,20 @@ func Build(in io.Reader, dir string, opt Options) (Stats, error) {
 	if files[CardFile], err = card(opt, st, kept); err != nil {
 		return st, err
 	}
+	if err := ctx.Err(); err != nil {
+		return st, err
+	}
 	return st, writeFolder(dir, files)
 }
 
 // BuildFiles builds the dataset folder dir from the dialogues file inPath.
-func BuildFiles(inPath, dir string, opt Options) (Stats, error) {
+func BuildFiles(ctx context.Context, inPath, dir string, opt Options) (Stats, error) {
 	f, err := os.Open(inPath)
 	if err != nil {
 		return Stats{}, fmt.Errorf("dataset: %w", err)
 	}
 	defer f.Close()
-	st, err := Build(f, dir, opt)
+	st, err := Build(ctx, f, dir, opt)
 	if err != nil {
 		return st, fmt.Errorf("dataset from %s: %w", inPath, err)
 	}
@@ -206,9 +213,12 @@ func selectSamples(in io.Reader, opt Options) ([]*sample, Stats, error) {
 
 // gate applies the quality gates in order and returns the records that
 // pass, counting each drop in st.
-func gate(samples []*sample, tok *Tokenizer, opt Options, st *Stats) []*sample {
+func gate(ctx context.Context, samples []*sample, tok *Tokenizer, opt Options, st *Stats) ([]*sample, error) {
 	var pass []*sample
 	for i, s := range samples {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		if opt.Progress != nil {
 			opt.Progress(i+1, len(samples))
 		}
@@ -232,7 +242,20 @@ func gate(samples []*sample, tok *Tokenizer, opt Options, st *Stats) []*sample {
 		}
 		kept = append(kept, s)
 	}
-	return kept
+	return kept, nil
+}
+
+// ctxReader reads r until ctx ends.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
 }
 
 func ids(samples []*sample) []string {

@@ -2,6 +2,8 @@ package dataset
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -56,7 +58,7 @@ func buildAll(tb testing.TB) map[string]string {
 	for _, c := range combos {
 		name := c.format + "_" + c.meta
 		dir := filepath.Join(root, name)
-		if _, err := BuildFiles(in, dir, testOptions(c.format, c.meta)); err != nil {
+		if _, err := BuildFiles(context.Background(), in, dir, testOptions(c.format, c.meta)); err != nil {
 			tb.Fatalf("%s: %v", name, err)
 		}
 		out[name] = dir
@@ -107,7 +109,7 @@ func golden(tb testing.TB, path string, got []byte) {
 
 func TestStatsAndDrops(t *testing.T) {
 	in := writeFixture(t, t.TempDir())
-	st, err := BuildFiles(in, t.TempDir(), testOptions(sft.FormatOpenAI, sft.MetaInline))
+	st, err := BuildFiles(context.Background(), in, t.TempDir(), testOptions(sft.FormatOpenAI, sft.MetaInline))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +191,7 @@ func TestCardFrontMatter(t *testing.T) {
 func TestDedupPlanted(t *testing.T) {
 	in := writeFixture(t, t.TempDir())
 	dir := t.TempDir()
-	if _, err := BuildFiles(in, dir, testOptions(sft.FormatOpenAI, sft.MetaSidecar)); err != nil {
+	if _, err := BuildFiles(context.Background(), in, dir, testOptions(sft.FormatOpenAI, sft.MetaSidecar)); err != nil {
 		t.Fatal(err)
 	}
 	ids := readIDs(t, dir)
@@ -207,7 +209,7 @@ func TestDedupPlanted(t *testing.T) {
 	opt := testOptions(sft.FormatOpenAI, sft.MetaSidecar)
 	opt.Dedup.Near = 0
 	dir = t.TempDir()
-	if _, err := BuildFiles(in, dir, opt); err != nil {
+	if _, err := BuildFiles(context.Background(), in, dir, opt); err != nil {
 		t.Fatal(err)
 	}
 	ids = readIDs(t, dir)
@@ -340,5 +342,20 @@ func TestFolderIsPrivate(t *testing.T) {
 				t.Errorf("%s/%s is %v", dir, e.Name(), fi.Mode().Perm())
 			}
 		}
+	}
+}
+
+// TestBuildCancelled: a cancelled build returns the context's error and
+// writes nothing.
+func TestBuildCancelled(t *testing.T) {
+	in := writeFixture(t, t.TempDir())
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	dir := filepath.Join(t.TempDir(), "ds")
+	if _, err := BuildFiles(ctx, in, dir, testOptions(sft.FormatOpenAI, sft.MetaNone)); !errors.Is(err, context.Canceled) {
+		t.Errorf("error %v, want context.Canceled", err)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("a cancelled build wrote %s: %v", dir, err)
 	}
 }

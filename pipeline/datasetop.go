@@ -46,7 +46,7 @@ func datasetOperator() *Operator {
 	}
 }
 
-func runDataset(_ context.Context, x *nodeRun) error {
+func runDataset(ctx context.Context, x *nodeRun) error {
 	var p struct {
 		Format       string  `json:"format"`
 		MinScore     float64 `json:"min_score"`
@@ -84,6 +84,6 @@ func runDataset(_ context.Context, x *nodeRun) error {
 		opt.Seed = pl.Seed
 	}
 	cfg.Dataset = opt
-	_, err = writeDataset(cfg, x.in["dialogues"].Path, x.out["dataset"].Path)
+	_, err = writeDataset(ctx, cfg, x.in["dialogues"].Path, x.out["dataset"].Path)
 	return err
 }

@@ -138,7 +138,7 @@ func Run(ctx context.Context, cfg Config, deps Deps, log *zap.Logger) (Result, e
 	}
 	if cfg.Dataset.Name != "" {
 		stages = append(stages, stage{"dataset", func(ctx context.Context) (err error) {
-			res.Dataset, err = writeDataset(cfg, path(DialoguesFile), path(DatasetDir))
+			res.Dataset, err = writeDataset(ctx, cfg, path(DialoguesFile), path(DatasetDir))
 			return err
 		}})
 	}
@@ -235,7 +235,7 @@ func WriteReportHTML(r *analyst.Report, path string) error {
 
 // writeDataset builds the run's dataset folder, its card naming what the
 // run folder says about the run.
-func writeDataset(cfg Config, dialoguesPath, dir string) (dataset.Stats, error) {
+func writeDataset(ctx context.Context, cfg Config, dialoguesPath, dir string) (dataset.Stats, error) {
 	opt := cfg.Dataset
 	ri, err := dataset.ReadRunInfo(cfg.Out)
 	if err != nil {
@@ -246,7 +246,7 @@ func writeDataset(cfg Config, dialoguesPath, dir string) (dataset.Stats, error) 
 	}
 	ri.RubricVersion = opt.Run.RubricVersion
 	opt.Export, opt.Run = cfg.Export, ri
-	return dataset.BuildFiles(dialoguesPath, dir, opt)
+	return dataset.BuildFiles(ctx, dialoguesPath, dir, opt)
 }
 
 // manifest is what makes a run folder: the arguments that decide its plan

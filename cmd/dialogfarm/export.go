@@ -61,7 +61,7 @@ func (a *app) export(ctx context.Context) error {
 		Meta: a.v.GetString("meta"), AllowOffline: a.v.GetBool("allow-offline"),
 	}
 	if isDatasetFolder(out) {
-		return a.exportFolder(in, out, opt)
+		return a.exportFolder(ctx, in, out, opt)
 	}
 	sum, err := sft.ExportFiles(ctx, in, out, opt)
 	if err != nil {
@@ -87,7 +87,7 @@ func (a *app) export(ctx context.Context) error {
 const largeExport = 2000
 
 // exportFolder writes the dataset folder out from the dialogues file in.
-func (a *app) exportFolder(in, out string, export sft.Options) error {
+func (a *app) exportFolder(ctx context.Context, in, out string, export sft.Options) error {
 	opt := a.datasetOptions(export, a.v.GetInt64("seed"))
 	ri, err := dataset.ReadRunInfo(filepath.Dir(in))
 	if err != nil {
@@ -104,7 +104,7 @@ func (a *app) exportFolder(in, out string, export sft.Options) error {
 			bar.Set(done)
 		}
 	}
-	st, err := dataset.BuildFiles(in, out, opt)
+	st, err := dataset.BuildFiles(ctx, in, out, opt)
 	if bar != nil {
 		bar.Finish()
 	}
