@@ -89,7 +89,8 @@ func occurrences(text, secret, rule string) []Finding {
 	}
 }
 
-// resolve drops placeholders and overlaps and sorts by position.
+// resolve drops placeholders, hash encodings (go.sum's "h1:…", an
+// integrity "sha512-…") and overlaps, and sorts by position.
 func resolve(text string, all []Finding) []Finding {
 	slices.SortFunc(all, func(a, b Finding) int {
 		return cmp.Or(cmp.Compare(a.Start, b.Start), cmp.Compare(b.End-b.Start, a.End-a.Start), cmp.Compare(rank(a.Rule), rank(b.Rule)))
@@ -97,7 +98,8 @@ func resolve(text string, all []Finding) []Finding {
 	var out []Finding
 	end := -1
 	for _, f := range all {
-		if f.Start < end || f.End <= f.Start || isPlaceholderText(text[f.Start:f.End]) {
+		if f.Start < end || f.End <= f.Start || isPlaceholderText(text[f.Start:f.End]) ||
+			hashPrefix.MatchString(text[max(0, f.Start-7):f.Start]) {
 			continue
 		}
 		out = append(out, f)

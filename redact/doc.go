@@ -25,6 +25,9 @@
 //     at most 2.2 characters), excluding pure hex (hashes, commit ids) and
 //     hash encodings such as "h1:" and "sha512-".
 //
+// A value right after a hash encoding's prefix (go.sum's "h1:", an
+// integrity "sha512-") is never a finding, whatever rule matched it.
+//
 // Findings are mapped to this package's Finding (rule and byte span; the
 // secret itself is never copied into it, so it cannot reach a log).
 //
