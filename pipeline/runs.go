@@ -47,6 +47,7 @@ type RunInfo struct {
 	Nodes    []NodeState  `json:"nodes"`
 	Drive    *DriveStatus `json:"drive,omitempty"`
 	Findings []Finding    `json:"findings,omitempty"`
+	Spec     *Spec        `json:"spec"`
 	Started  time.Time    `json:"started"`
 	Finished time.Time    `json:"finished,omitzero"`
 	Error    string       `json:"error,omitempty"`
@@ -96,7 +97,7 @@ func (r *Runs) Start(name string, spec *Spec, rev int, dryRun bool, limit int) (
 		return RunInfo{}, err
 	}
 	order, _ := spec.Topo()
-	info := RunInfo{Pipeline: name, Revision: rev, Out: env.Out, Limit: limit, Order: order, Started: time.Now().UTC(),
+	info := RunInfo{Pipeline: name, Revision: rev, Out: env.Out, Limit: limit, Order: order, Started: time.Now().UTC(), Spec: spec,
 		Findings: Validate(spec, r.reg, env.Validate)}
 	for _, id := range order {
 		info.Nodes = append(info.Nodes, NodeState{ID: id, Op: spec.Node(id).Op, Status: NodePending})

@@ -110,6 +110,7 @@ var commands = []func(*app) *cobra.Command{
 	farmCmd,
 	workerCmd,
 	statusCmd,
+	serveCmd,
 }
 
 // init reads the config file and environment into the flags (strictly:

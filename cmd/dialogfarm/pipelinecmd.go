@@ -6,13 +6,16 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+	"go.uber.org/zap"
 
 	"dialogfarm/configgen"
+	"dialogfarm/dashboard"
 	"dialogfarm/driver"
 	"dialogfarm/pipeline"
 	"dialogfarm/pool"
@@ -173,6 +176,13 @@ func (a *app) runPipeline(ctx context.Context, path string) error {
 	states, err := pipeline.RunSpec(ctx, s, pipeline.NewRegistry(), env)
 	for _, st := range states {
 		fmt.Fprintf(a.stdout, "%-16s %-14s %-7s %s\n", st.ID, st.Op, st.Status, st.Key[:min(12, len(st.Key))])
+	}
+	if err == nil {
+		if derr := pipeline.WriteDashboard(s, states, out, pipeline.RunDone); derr != nil {
+			a.log.Warn("dashboard not written", zap.Error(derr))
+		} else {
+			fmt.Fprintf(a.stdout, "dashboard: %s\n", filepath.Join(out, dashboard.File))
+		}
 	}
 	return err
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/spf13/cobra"
+	"go.uber.org/zap"
 
 	"dialogfarm/analyst"
 	"dialogfarm/configgen"
@@ -130,5 +131,8 @@ func (a *app) run(ctx context.Context) error {
 		res.Drive.OK, res.Drive.Failed, res.Drive.Skipped, res.Export.Records,
 		filepath.Join(out, pipeline.SFTFile), filepath.Join(out, pipeline.ReportFile))
 	printDatasetStats(a.stdout, filepath.Join(out, pipeline.DatasetDir), res.Dataset)
+	if err := pipeline.WriteRunDashboard(out, cfg.Export); err != nil {
+		a.log.Warn("dashboard not written", zap.Error(err))
+	}
 	return nil
 }
