@@ -12,6 +12,8 @@ import (
 	"dialogfarm/pipeline"
 )
 
+var testEnv = pipeline.Env{Endpoints: []string{"judge"}, Plugins: []string{"askplugin"}}
+
 func TestTokenAndCrossOrigin(t *testing.T) {
 	log := zaptest.NewLogger(t)
 	reg := pipeline.NewRegistry()
