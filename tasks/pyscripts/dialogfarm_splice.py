@@ -34,18 +34,20 @@ def main():
     stree = ast.parse(src)
     slines = src.splitlines(keepends=True)
 
-    defs = {}  # qualname -> node in source
-    for n in stree.body:
-        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            defs[n.name] = n
-        elif isinstance(n, ast.ClassDef):
-            for m in n.body:
-                if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    defs[n.name + "." + m.name] = m
+    defs = {}  # qualname -> node in source (classes nest)
+
+    def collect(body, prefix):
+        for n in body:
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                defs[prefix + n.name] = n
+            elif isinstance(n, ast.ClassDef):
+                collect(n.body, prefix + n.name + ".")
+
+    collect(stree.body, "")
 
     def seg(node):
         first = node.decorator_list[0].lineno if node.decorator_list else node.lineno
-        return textwrap.dedent("".join(alines[first - 1:node.end_lineno]))
+        return (textwrap.dedent("".join(alines[first - 1:node.end_lineno])), bool(node.decorator_list))
 
     repl = {}  # source qualname -> new text (dedented)
     extra = []
@@ -58,21 +60,28 @@ def main():
             if len(meths) == 1:
                 repl[meths[0]] = seg(n)
             elif n.name not in defs:
-                extra.append(seg(n))
+                extra.append(seg(n)[0])
         elif isinstance(n, ast.ClassDef):
-            for m in n.body:
-                q = n.name + "." + getattr(m, "name", "")
-                if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and q in targets:
-                    repl[q] = seg(m)
+            def walk(body, prefix):
+                for m in body:
+                    q = prefix + getattr(m, "name", "")
+                    if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and q in targets:
+                        repl[q] = seg(m)
+                    elif isinstance(m, ast.ClassDef):
+                        walk(m.body, q + ".")
+
+            walk(n.body, n.name + ".")
     if not repl:
         fail("the answer defines none of %s" % ", ".join(sorted(targets)))
 
     edits = []
-    for q, text in repl.items():
+    for q, (text, decorated) in repl.items():
         node = defs.get(q)
         if node is None:
             fail("%s is not in the file" % q)
-        first = node.decorator_list[0].lineno if node.decorator_list else node.lineno
+        # an answer without decorators keeps the file's (a model often
+        # leaves out @property or @functools.wraps(...) lines it was shown)
+        first = node.decorator_list[0].lineno if node.decorator_list and decorated else node.lineno
         indent = " " * node.col_offset
         body = "".join(indent + l if l.strip() else l for l in text.splitlines(keepends=True))
         if not body.endswith("\n"):

@@ -1,0 +1,114 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"dialogfarm/dialog"
+	"dialogfarm/internal/llmtest"
+)
+
+// TestTasksExecutionJudgeThroughEditor makes tasks from the Python fixture
+// (trace, plan, build), drives one task-derived config in the real editor
+// with two models — one answers correctly, one with code that reads as
+// well but is wrong — and re-judges the recorded dialogue with the
+// execution judge: the correct answer keeps 5, the wrong one gets
+// tests_fail and the failing test's output in its verdict.
+func TestTasksExecutionJudgeThroughEditor(t *testing.T) {
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "tools", "code-server.sh")); err != nil {
+		t.Fatalf("code-server is not installed (%v): run `make setup`", err)
+	}
+	tmp := t.TempDir()
+	bin := filepath.Join(tmp, "dialogfarm")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	repo, work := filepath.Join(tmp, "pyfix"), filepath.Join(tmp, "tasks")
+	if err := os.CopyFS(repo, os.DirFS(filepath.Join(root, "tasks", "testdata", "pyfix"))); err != nil {
+		t.Fatal(err)
+	}
+	dfl := func(args ...string) string {
+		t.Helper()
+		out, err := exec.Command(bin, args...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("dialogfarm %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
+	dfl("tasks", "trace", "--repo", repo, "--out", work)
+	dfl("tasks", "plan", "--out", work)
+	t.Log(dfl("tasks", "build", "--out", work))
+
+	var cfg dialog.ChatConfig
+	cfgs, err := readConfigs(filepath.Join(work, "configs.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cfgs {
+		if c.Symbol == "scale" && c.Intent == "generate" {
+			cfg = c
+		}
+	}
+	if cfg.ID == "" {
+		t.Fatal("no generate config for scale in configs.jsonl")
+	}
+	one := filepath.Join(tmp, "one.jsonl")
+	b, _ := json.Marshal(cfg)
+	if err := os.WriteFile(one, append(b, '\n'), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const correct = "Here is `scale`: it multiplies `x` by the factor `k`.\n\n```python\ndef scale(x, k):\n    \"\"\"Multiply x by k.\"\"\"\n    return x * k\n```\n"
+	const wrong = "Here is `scale`: it scales `x` by the factor `k`.\n\n```python\ndef scale(x, k):\n    \"\"\"Multiply x by k.\"\"\"\n    return x + k\n```\n"
+	model := llmtest.New(t, func(r llmtest.Request) llmtest.Reply {
+		if r.Model == "coder-wrong" {
+			return llmtest.Reply{Text: wrong}
+		}
+		return llmtest.Reply{Text: correct}
+	})
+	poolCfg := filepath.Join(tmp, "pool.yaml")
+	yaml := "pool:\n  members:\n" +
+		"    - {name: coder-right, base_url: " + model.URL + ", model: coder-right}\n" +
+		"    - {name: coder-wrong, base_url: " + model.URL + ", model: coder-wrong}\n"
+	if err := os.WriteFile(poolCfg, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run := filepath.Join(tmp, "run")
+	dfl("drive", "--root", root, "--config", poolCfg, "--configs", one, "--out", run)
+	judged := filepath.Join(tmp, "judged.jsonl")
+	t.Log(dfl("judge", "--config", poolCfg, "--in", filepath.Join(run, "dialogues.jsonl"), "--out", judged, "--rules-only", "--tasks", work))
+
+	ds, torn, err := readDialogues(judged)
+	if err != nil || torn || len(ds) != 1 || len(ds[0].Turns) == 0 {
+		t.Fatalf("judged dialogues: %d, torn %v, err %v", len(ds), torn, err)
+	}
+	turn := ds[0].Turns[0]
+	for _, v := range turn.Verdicts {
+		c := turn.Candidates[v.Candidate]
+		var rules []string
+		for _, d := range v.Deductions {
+			rules = append(rules, d.Rule)
+		}
+		if v.Execution == nil {
+			t.Fatalf("%s: verdict has no execution record", c.Member)
+		}
+		switch c.Member {
+		case "coder-right":
+			if v.Score != 5 || len(rules) != 0 || !v.Execution.Passed {
+				t.Errorf("correct answer: score %v, deductions %v, execution %+v", v.Score, v.Deductions, v.Execution)
+			}
+		case "coder-wrong":
+			if v.Score == 5 || !slices.Contains(rules, "tests_fail") || !strings.Contains(v.Execution.Output, "assert 5 == 6") {
+				t.Errorf("wrong answer: score %v, deductions %v, execution %+v", v.Score, v.Deductions, v.Execution)
+			}
+		}
+	}
+}
