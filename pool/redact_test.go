@@ -113,3 +113,25 @@ func TestScrubberKeepsShortKeysAndJoinedErrors(t *testing.T) {
 		t.Error("an error without the key was rewrapped")
 	}
 }
+
+// The log core cuts the keys from messages, string, error and stringer
+// fields, including fields added with With.
+func TestRedactLogs(t *testing.T) {
+	core, logs := observer.New(zap.DebugLevel)
+	log := zap.New(RedactLogs(core, Secret(echoedKey), ""))
+	log = log.With(zap.String("base", "k="+echoedKey))
+	log.Warn("saw "+echoedKey, zap.Error(errors.New("body: "+echoedKey)), zap.Stringer("s", Secret("x")),
+		zap.Int("n", 3), zap.String("ok", "plain"))
+	if logs.Len() != 1 {
+		t.Fatalf("%d lines", logs.Len())
+	}
+	e := logs.All()[0]
+	noKeyInLogs(t, logs)
+	if e.Message != "saw [redacted]" || e.ContextMap()["error"] != "body: [redacted]" || e.ContextMap()["base"] != "k=[redacted]" ||
+		e.ContextMap()["n"] != int64(3) || e.ContextMap()["ok"] != "plain" {
+		t.Errorf("logged %q %v", e.Message, e.ContextMap())
+	}
+	if RedactLogs(core) != core {
+		t.Error("no keys: the core should be returned as is")
+	}
+}

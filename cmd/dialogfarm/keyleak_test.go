@@ -95,3 +95,32 @@ func TestKeyNeverLeaksFromTheBinary(t *testing.T) {
 		}
 	}
 }
+
+// The CLI's logger cuts every key an --*api-key-env flag names from every
+// line, even from text that never passed through the gateway: here the
+// key is part of a log file's name, which analyze logs with its unusable
+// lines.
+func TestLogLinesCutKeys(t *testing.T) {
+	const key = "sk-live-LogCore0123456789abcdefSECRET"
+	t.Setenv("LOG_TEST_KEY", key)
+	data, err := os.ReadFile("../../analyst/testdata/logs.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	logs := filepath.Join(dir, "logs-"+key+".jsonl")
+	if err := os.WriteFile(logs, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	err = run(t.Context(), []string{"analyze", "--logs", logs, "--out", filepath.Join(dir, "p.yaml"), "--api-key-env", "LOG_TEST_KEY"}, &stdout, &stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stderr.String(), "unusable log lines") || !strings.Contains(stderr.String(), "logs-[redacted].jsonl") {
+		t.Errorf("stderr does not show the log line with the name cut:\n%s", stderr.String())
+	}
+	if strings.Contains(stderr.String(), key) {
+		t.Errorf("a log line holds the key:\n%s", stderr.String())
+	}
+}

@@ -20,6 +20,8 @@ import (
 	"github.com/spf13/viper"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+
+	"dialogfarm/pool"
 )
 
 func main() {
@@ -138,7 +140,8 @@ func (a *app) init(cmd *cobra.Command) error {
 	}
 	// The pool: and judge: sections must decode for every command, not
 	// only for those that use them, so a broken section is never ignored.
-	if _, err := a.loadPoolSettings(""); err != nil {
+	settings, err := a.loadPoolSettings("")
+	if err != nil {
 		return err
 	}
 	level := zapcore.InfoLevel
@@ -149,7 +152,9 @@ func (a *app) init(cmd *cobra.Command) error {
 	if err != nil {
 		return err
 	}
-	a.log = log
+	// Every API key the command may send is cut from every log line too.
+	keys := a.apiKeys(cmd, settings)
+	a.log = log.WithOptions(zap.WrapCore(func(c zapcore.Core) zapcore.Core { return pool.RedactLogs(c, keys...) }))
 	return nil
 }
 

@@ -11,8 +11,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"go.uber.org/zap"
 
 	"dialogfarm/configgen"
@@ -65,4 +68,37 @@ func onePool(baseURL, model, keyEnv, runDir string) pool.Config {
 	cfg.Members = []pool.MemberConfig{m}
 	cfg.CacheDir = filepath.Join(runDir, cfg.CacheDir)
 	return cfg
+}
+
+// apiKeys are the values of the variables that the command's --*api-key-env
+// flags and the pool's, the judge's (and --pool's) api_key_env fields name:
+// the logger cuts them from every line, behind the gateway's own redaction.
+func (a *app) apiKeys(cmd *cobra.Command, settings poolSettings) []pool.Secret {
+	var names []string
+	cmd.Flags().VisitAll(func(f *pflag.Flag) {
+		if strings.HasSuffix(f.Name, "api-key-env") {
+			names = append(names, a.v.GetString(flagKey(f.Name)))
+		}
+	})
+	all := []poolSettings{settings}
+	if path := a.v.GetString("pool-file"); path != "" {
+		if s, err := a.loadPoolSettings(path); err == nil {
+			all = append(all, s)
+		}
+	}
+	for _, s := range all {
+		for _, m := range s.Pool.Members {
+			names = append(names, m.APIKeyEnv)
+		}
+		if s.JudgeModel != nil {
+			names = append(names, s.JudgeModel.APIKeyEnv)
+		}
+	}
+	var keys []pool.Secret
+	for _, n := range names {
+		if v, ok := os.LookupEnv(n); ok && n != "" {
+			keys = append(keys, pool.Secret(strings.TrimSpace(v)))
+		}
+	}
+	return keys
 }
