@@ -14,9 +14,9 @@ func TestMakePlanDeterministicAndMerging(t *testing.T) {
 	g := &Graph{Language: LangGo, Tests: []Test{
 		{ID: "t.A", Covers: []string{"a"}},
 		{ID: "t.B", Covers: []string{"b"}},
-		{ID: "t.AB", Covers: []string{"a", "b"}},      // nothing new: merged into b's step
+		{ID: "t.AB", Covers: []string{"a", "b"}},       // nothing new: merged into b's step
 		{ID: "t.ABC", Covers: []string{"a", "b", "c"}}, // c new, depends on a and b
-		{ID: "t.A2", Covers: []string{"a"}},           // same group as t.A
+		{ID: "t.A2", Covers: []string{"a"}},            // same group as t.A
 		{ID: "t.None", Covers: []string{}},
 	}}
 	want := &Plan{Language: LangGo, Scaffold: []string{"t.None"}, Steps: []Step{
