@@ -43,11 +43,18 @@ func dedupText(s *sample) string {
 // dedup marks duplicates in samples (sorted by id), keeping the first of
 // each group, and returns the reason per dropped index.
 func dedup(samples []*sample, opt DedupOptions) map[int]string {
-	drop := map[int]string{}
 	texts := make([]string, len(samples))
 	for i, s := range samples {
 		texts[i] = dedupText(s)
 	}
+	return Duplicates(texts, opt)
+}
+
+// Duplicates marks the texts that repeat an earlier one (exactly, or at
+// Jaccard ≥ opt.Near by MinHash LSH), keeping the first of each group,
+// and returns the reason per dropped index.
+func Duplicates(texts []string, opt DedupOptions) map[int]string {
+	drop := map[int]string{}
 	if opt.Exact {
 		seen := map[[32]byte]bool{}
 		for i, t := range texts {
@@ -69,7 +76,7 @@ func dedup(samples []*sample, opt DedupOptions) map[int]string {
 	// nearly all pairs at Near (at 0.65: 8 × 16, P ≈ 0.994); each
 	// candidate is then checked against Near with the signatures.
 	lsh := minhashlsh.NewMinhashLSH64(perms, max(0.5, opt.Near-0.2))
-	sigs := make([][]uint64, len(samples))
+	sigs := make([][]uint64, len(texts))
 	for i, t := range texts {
 		if drop[i] != "" {
 			continue
@@ -78,7 +85,7 @@ func dedup(samples []*sample, opt DedupOptions) map[int]string {
 		lsh.Add(i, sigs[i])
 	}
 	lsh.Index()
-	for i := range samples {
+	for i := range texts {
 		if drop[i] != "" {
 			continue
 		}

@@ -223,3 +223,42 @@ func TestParseSpecErrorsNameFileAndLine(t *testing.T) {
 func hasCode(fs []Finding, code, node string) bool {
 	return slices.ContainsFunc(fs, func(f Finding) bool { return f.Code == code && (node == "" || f.Node == node) })
 }
+
+func TestDedupExactAndNear(t *testing.T) {
+	mk := func(id, q string) dialog.Dialogue {
+		return dialog.Dialogue{ConfigID: id, Status: dialog.StatusOK, Turns: []dialog.Turn{{Query: q, Exchange: dialog.Exchange{Answer: "a"}}}}
+	}
+	ds := []dialog.Dialogue{
+		mk("a", "Why does the parser drop the last token when the input ends without a newline?"),
+		mk("b", "why does the parser DROP the last token, when the input ends without a newline"),   // exact after normalising
+		mk("c", "Why does the parser drop the last token when the input ends without any newline?"), // near
+		mk("d", "Explain the retry loop in the HTTP client"),
+	}
+	run := func(near float64) []string {
+		dir := t.TempDir()
+		in, out := filepath.Join(dir, "in.jsonl"), filepath.Join(dir, "out.jsonl")
+		if err := writeDialogues(in, ds); err != nil {
+			t.Fatal(err)
+		}
+		x := &nodeRun{node: &Node{ID: "d"}, params: map[string]any{"key": "query", "near": near},
+			in: map[string]Value{"dialogues": {Path: in}}, out: map[string]Value{"dialogues": {Path: out}}}
+		if err := runDedup(context.Background(), x); err != nil {
+			t.Fatal(err)
+		}
+		got, err := readDialogues(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, d := range got {
+			ids = append(ids, d.ConfigID)
+		}
+		return ids
+	}
+	if got := run(0); !slices.Equal(got, []string{"a", "c", "d"}) {
+		t.Errorf("exact: %v", got)
+	}
+	if got := run(0.8); !slices.Equal(got, []string{"a", "d"}) {
+		t.Errorf("near 0.8: %v", got)
+	}
+}

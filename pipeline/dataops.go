@@ -15,6 +15,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"dialogfarm/analyst"
+	"dialogfarm/dataset"
 	"dialogfarm/dialog"
 	"dialogfarm/profiles"
 )
@@ -69,10 +70,11 @@ func dataOperators() []*Operator {
 			run:         runFilterScore,
 		},
 		{
-			Name: "dedup", Category: "data", Doc: "Drops dialogues whose normalised queries (and answers, by key) repeat an earlier one's: exact dedup after lower-casing and collapsing spaces and punctuation.",
+			Name: "dedup", Category: "data", Doc: "Drops dialogues whose queries (and answers, by key) repeat an earlier one's: exactly after lower-casing and collapsing spaces and punctuation, and, with near > 0, at that estimated Jaccard similarity of character 5-grams (MinHash LSH, as the dataset stage).",
 			Inputs: []Port{dl("dialogues")}, Outputs: []Port{dl("dialogues")},
 			Params: object(nil, map[string]*jsonschema.Schema{
-				"key": str("what must repeat", "query", "query", "query_answer"),
+				"key":  str("what must repeat", "query", "query", "query_answer"),
+				"near": number("near-duplicate Jaccard threshold (0: exact only)", 0, 1, 0),
 			}),
 			NeedsFields: map[string][]string{"dialogues": {"query"}},
 			run:         runDedup,
@@ -205,28 +207,38 @@ func normalizeText(s string) string {
 }
 
 func runDedup(_ context.Context, x *nodeRun) error {
-	var p struct{ Key string }
+	var p struct {
+		Key  string
+		Near float64
+	}
 	if err := x.decode(&p); err != nil {
 		return err
 	}
-	seen := map[string]bool{}
 	return x.mapDialogues("dialogues", "dialogues", func(ds []dialog.Dialogue) []dialog.Dialogue {
-		return slices.DeleteFunc(ds, func(d dialog.Dialogue) bool {
+		texts := make([]string, len(ds))
+		for i, d := range ds {
 			var b strings.Builder
 			for _, t := range d.Turns {
-				b.WriteString(normalizeText(t.Query) + "\x00")
+				b.WriteString(normalizeText(t.Query) + "\n")
 				if p.Key == "query_answer" {
-					b.WriteString(normalizeText(t.Answer) + "\x00")
+					b.WriteString(normalizeText(t.Answer) + "\n")
 				}
 			}
-			k := b.String()
+			texts[i] = b.String()
 			if len(d.Turns) == 0 {
-				k = "\x01" + d.ConfigID // nothing to compare: never a duplicate
+				texts[i] = "\x01" + d.ConfigID // nothing to compare: never a duplicate
 			}
-			dup := seen[k]
-			seen[k] = true
-			return dup
-		})
+		}
+		opt := dataset.DefaultDedup()
+		opt.Near = p.Near
+		drop := dataset.Duplicates(texts, opt)
+		var out []dialog.Dialogue
+		for i, d := range ds {
+			if drop[i] == "" {
+				out = append(out, d)
+			}
+		}
+		return out
 	})
 }
 
