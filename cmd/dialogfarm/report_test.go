@@ -29,14 +29,22 @@ func TestReportOnRecordedRun(t *testing.T) {
 	data, _ := os.ReadFile(src)
 	os.WriteFile(filepath.Join(run, "dialogues.jsonl"), data, 0o644)
 
+	os.WriteFile(filepath.Join(run, "redactions.json"), []byte(`{"total":{"secrets":3,"occurrences":4,"per_rule":{"jwt":2,"high-entropy":1}}}`), 0o600)
+
 	out := runFront(t, "report", "--profile", "default", "--run", run)
 	if !strings.Contains(out, "11 dialogues") || !strings.Contains(out, "cost/kept turn") {
 		t.Errorf("report output:\n%s", out)
+	}
+	if !strings.Contains(out, "secrets redacted: 3 (high-entropy 1, jwt 2)") || !strings.Contains(out, "secret net: 0") {
+		t.Errorf("report does not print the secret counts:\n%s", out)
 	}
 	var r analyst.Report
 	raw, err := os.ReadFile(filepath.Join(run, "report.json"))
 	if err != nil || json.Unmarshal(raw, &r) != nil {
 		t.Fatalf("report.json: %v", err)
+	}
+	if r.Secrets == nil || r.Secrets.Redacted != 3 || r.Secrets.RedactedPerRule["jwt"] != 2 {
+		t.Errorf("report.json secrets %+v", r.Secrets)
 	}
 	if r.Dialogues != 11 || r.KeptTurns == 0 || len(r.Dimensions) != 10 || len(r.Cells) == 0 {
 		t.Errorf("report %+v", r)
