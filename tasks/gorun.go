@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"go.uber.org/zap"
+	"golang.org/x/sync/errgroup"
 )
 
 // goPkgTrace traces the tests of one Go package with one instrumented test
@@ -78,9 +79,29 @@ func (pt *goPkgTrace) run(ctx context.Context, coverpkg string) error {
 		inFull[m[2]] = m[1]
 	}
 	log.Info("tracing", zap.Int("tests", len(names)))
-	for _, name := range names {
-		if err := pt.traceTest(ctx, name, inFull[name]); err != nil {
+	// tests run Jobs at a time; their results are added in list order
+	type result struct {
+		tc      *goTestCov
+		dropped *Dropped
+	}
+	results := make([]result, len(names))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(max(1, pt.opt.Jobs))
+	for i, name := range names {
+		g.Go(func() error {
+			tc, d, err := pt.traceTest(gctx, name, inFull[name])
+			results[i] = result{tc, d}
 			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	for _, r := range results {
+		if r.dropped != nil {
+			pt.dropped = append(pt.dropped, *r.dropped)
+		} else if r.tc != nil {
+			pt.tests = append(pt.tests, *r.tc)
 		}
 	}
 	return nil
@@ -90,7 +111,9 @@ func (pt *goPkgTrace) exec(ctx context.Context, args ...string) (runResult, erro
 	return runCmd(ctx, pt.pkg.Dir, pt.env(), pt.opt.TestTimeout, pt.bin, append([]string{"-test.timeout", pt.opt.TestTimeout.String()}, args...)...)
 }
 
-func (pt *goPkgTrace) traceTest(ctx context.Context, name, fullOutcome string) error {
+// traceTest runs one test Runs times alone and returns its coverage, or
+// why it is dropped.
+func (pt *goPkgTrace) traceTest(ctx context.Context, name, fullOutcome string) (*goTestCov, *Dropped, error) {
 	id := pt.pkg.ImportPath + "." + name
 	var outcomes []string
 	var tc goTestCov
@@ -99,7 +122,7 @@ func (pt *goPkgTrace) traceTest(ctx context.Context, name, fullOutcome string) e
 		prof := filepath.Join(pt.tmp, fmt.Sprintf("%s.%d.cov", name, r))
 		res, err := pt.exec(ctx, "-test.run", "^"+name+"$", "-test.count=1", "-test.coverprofile", prof)
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
 		lastOut = res.Output
 		if res.ExitCode != 0 {
@@ -109,7 +132,7 @@ func (pt *goPkgTrace) traceTest(ctx context.Context, name, fullOutcome string) e
 		outcomes = append(outcomes, "pass")
 		all, err := readCoverage(prof, pt.fileOf)
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
 		d := all.minus(pt.base)
 		if tc.cov == nil {
@@ -123,13 +146,11 @@ func (pt *goPkgTrace) traceTest(ctx context.Context, name, fullOutcome string) e
 	pass := !slices.Contains(outcomes, "fail")
 	switch {
 	case !pass && slices.Contains(outcomes, "pass"):
-		pt.dropped = append(pt.dropped, Dropped{Test: id, Reason: "flaky", Detail: strings.Join(outcomes, ",")})
+		return nil, &Dropped{Test: id, Reason: "flaky", Detail: strings.Join(outcomes, ",")}, nil
 	case !pass:
-		pt.dropped = append(pt.dropped, Dropped{Test: id, Reason: "fails", Detail: tail(lastOut, 600)})
+		return nil, &Dropped{Test: id, Reason: "fails", Detail: tail(lastOut, 600)}, nil
 	case fullOutcome == "FAIL":
-		pt.dropped = append(pt.dropped, Dropped{Test: id, Reason: "order_dependent", Detail: "passes alone, fails with the rest of its package"})
-	default:
-		pt.tests = append(pt.tests, tc)
+		return nil, &Dropped{Test: id, Reason: "order_dependent", Detail: "passes alone, fails with the rest of its package"}, nil
 	}
-	return nil
+	return &tc, nil, nil
 }

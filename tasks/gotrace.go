@@ -32,7 +32,10 @@ type TraceOptions struct {
 	TestTimeout time.Duration
 	// Python is the interpreter that has pytest (default /usr/bin/python3).
 	Python string
-	Log    *zap.Logger
+	// Jobs is how many tests trace at once (default 1; each test's own
+	// runs stay one after the other).
+	Jobs int
+	Log  *zap.Logger
 }
 
 func (o *TraceOptions) defaults() {

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"go.uber.org/zap"
+	"golang.org/x/sync/errgroup"
 )
 
 //go:embed pyscripts/dialogfarm_tracer.py pyscripts/dialogfarm_stub.py pyscripts/dialogfarm_splice.py
@@ -62,7 +63,12 @@ func newPytest(repo string, opt TraceOptions) (*pytest, func(), error) {
 // run runs pytest in dir (the repository or a copy of it) on ids (all when
 // empty) and returns the plugin's result.
 func (p *pytest) run(ctx context.Context, dir string, ids []string, calls bool, tmp string) (*pyResult, runResult, error) {
-	out := filepath.Join(p.scripts, fmt.Sprintf("result-%d.json", os.Getpid()))
+	f, err := os.CreateTemp(p.scripts, "result-*.json")
+	if err != nil {
+		return nil, runResult{}, err
+	}
+	out := f.Name()
+	f.Close()
 	defer os.Remove(out)
 	pp := p.scripts
 	if old := os.Getenv("PYTHONPATH"); old != "" {
@@ -130,37 +136,58 @@ func tracePython(ctx context.Context, repo string, opt TraceOptions) (*Graph, er
 	nodes := map[string]Node{}
 	initNodes := map[string]bool{}
 	edges := map[[2]string][]string{}
-	for _, id := range ids {
-		var outcomes []string
+	type traced struct {
+		res   []*pyResult // every run's result
+		fails []string    // outcomes
+		last  string
+	}
+	results := make([]traced, len(ids))
+	eg, gctx := errgroup.WithContext(ctx)
+	eg.SetLimit(max(1, opt.Jobs))
+	for i, id := range ids {
+		eg.Go(func() error {
+			for r := 0; r < opt.Runs; r++ {
+				res, _, err := p.run(gctx, repo, []string{id}, true, tmp)
+				if err != nil {
+					return err
+				}
+				t, ok := res.Tests[id]
+				if !ok || t.Outcome != "passed" {
+					results[i].fails = append(results[i].fails, "fail")
+					results[i].last = t.Longrepr
+				} else {
+					results[i].fails = append(results[i].fails, "pass")
+				}
+				results[i].res = append(results[i].res, res)
+			}
+			return nil
+		})
+	}
+	if err := eg.Wait(); err != nil {
+		return nil, err
+	}
+	for i, id := range ids {
+		outcomes := results[i].fails
 		covers, calls := map[string]bool{}, map[string]bool{}
 		var tedges [][]string
-		var last string
-		for r := 0; r < opt.Runs; r++ {
-			res, _, err := p.run(ctx, repo, []string{id}, true, tmp)
-			if err != nil {
-				return nil, err
-			}
+		for _, res := range results[i].res {
 			for nid, n := range res.Nodes {
 				nodes[nid] = Node{ID: nid, File: n.File, Line: n.Line, EndLine: n.EndLine, Name: n.Name}
 			}
 			for _, n := range res.InitNodes {
 				initNodes[n] = true
 			}
-			t, ok := res.Tests[id]
-			if !ok || t.Outcome != "passed" {
-				outcomes = append(outcomes, "fail")
-				last = t.Longrepr
-				continue
+			if t, ok := res.Tests[id]; ok && t.Outcome == "passed" {
+				for _, c := range t.Covers {
+					covers[c] = true
+				}
+				for _, c := range t.Calls {
+					calls[c] = true
+				}
+				tedges = append(tedges, t.Edges...)
 			}
-			outcomes = append(outcomes, "pass")
-			for _, c := range t.Covers {
-				covers[c] = true
-			}
-			for _, c := range t.Calls {
-				calls[c] = true
-			}
-			tedges = append(tedges, t.Edges...)
 		}
+		last := results[i].last
 		switch pass := !slices.Contains(outcomes, "fail"); {
 		case !pass && slices.Contains(outcomes, "pass"):
 			g.Dropped = append(g.Dropped, Dropped{Test: id, Reason: "flaky", Detail: strings.Join(outcomes, ",")})

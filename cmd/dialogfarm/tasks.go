@@ -47,6 +47,7 @@ document; a three-state audit decides which steps are exported.
 	tf.StringSlice("packages", []string{"./..."}, "Go package patterns to trace")
 	tf.Int("runs", 3, "runs per test; a test whose outcome differs is dropped as flaky")
 	tf.Duration("test-timeout", 0, "timeout of one test run (default 2m)")
+	tf.Int("jobs", 1, "tests traced at once (each test's own runs stay sequential)")
 	plan := &cobra.Command{Use: "plan", Short: "Group tests by covered functions into ordered steps", Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error { return a.tasksPlan() }}
 	build := &cobra.Command{Use: "build", Short: "Build, audit and export the steps' tasks", Args: cobra.NoArgs,
@@ -76,7 +77,7 @@ func (a *app) tasksTrace(c *cobra.Command) error {
 	}
 	g, err := tasks.Trace(c.Context(), repo, tasks.TraceOptions{
 		Runs: a.v.GetInt("runs"), Packages: a.v.GetStringSlice("packages"), TestTimeout: a.v.GetDuration("test-timeout"),
-		Python: a.v.GetString("python"), Log: a.log,
+		Python: a.v.GetString("python"), Jobs: a.v.GetInt("jobs"), Log: a.log,
 	})
 	if err != nil {
 		return err
