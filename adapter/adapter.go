@@ -332,3 +332,14 @@ func (a *Adapter) CheckConfig(cfg dialog.ChatConfig) error {
 	}
 	return nil
 }
+
+// ShowsAnswer reports whether the text the view shows is the answer the
+// capture endpoint sent, compared the adapter's way (answer.compare):
+// exactly, or with runs of white space counted as one space and the ends
+// trimmed.
+func (a *Adapter) ShowsAnswer(shown, sent string) bool {
+	if a.Answer.Compare == "whitespace" {
+		return strings.Join(strings.Fields(shown), " ") == strings.Join(strings.Fields(sent), " ")
+	}
+	return shown == sent
+}

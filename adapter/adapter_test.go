@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"dialogfarm/dialog"
 )
 
 func TestBundledAskLoads(t *testing.T) {
@@ -151,5 +153,56 @@ func TestClassifier(t *testing.T) {
 		if got := c.Auxiliary(tc.req); got != tc.want {
 			t.Errorf("%+v: %q, want %q", tc.req, got, tc.want)
 		}
+	}
+}
+
+func TestQuillAdapterLoads(t *testing.T) {
+	a, err := Load(filepath.Join("..", "internal", "testdata", "quill", "adapter.yaml"), "..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Name != "quill" || a.Input.Method != MethodType || a.Answer.Done.Enabled != "button.go" || len(a.Setup) != 1 {
+		t.Errorf("quill adapter: %+v", a)
+	}
+	if got := a.Classifier().Auxiliary(Request{Stream: false, System: "Write a title of at most five words", Position: 2}); got != "title" {
+		t.Errorf("title request classified %q", got)
+	}
+}
+
+func TestShowsAnswer(t *testing.T) {
+	exact := &Adapter{}
+	loose := &Adapter{Answer: Answer{Compare: "whitespace"}}
+	sent := "Answer:\n\n```go\nx := 1\n```\n  trailing  "
+	if !exact.ShowsAnswer(sent, sent) || exact.ShowsAnswer(strings.TrimSpace(sent), sent) {
+		t.Errorf("exact compare")
+	}
+	if !loose.ShowsAnswer("Answer: ```go x := 1 ```  trailing", sent) || loose.ShowsAnswer("Answer: x := 1", sent) {
+		t.Errorf("whitespace compare")
+	}
+}
+
+func TestCheckConfig(t *testing.T) {
+	a, err := Load("ask", "..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := dialog.ChatConfig{ID: "c", Trigger: dialog.TriggerPalette, Instruction: dialog.InstructionCommand, Turns: []dialog.TurnSpec{{Query: "/explain"}}}
+	if err := a.CheckConfig(base); err != nil {
+		t.Errorf("ask /explain by palette: %v", err)
+	}
+	c := base
+	c.Turns = []dialog.TurnSpec{{Query: "/optimize"}}
+	if err := a.CheckConfig(c); err == nil || !strings.Contains(err.Error(), `field turns[0].query: adapter ask: no command "/optimize" (it has /doc, /explain, /fix, /tests)`) {
+		t.Errorf("unknown command: %v", err)
+	}
+	noMenu := &Adapter{Name: "x", Open: Open{ActivityBar: "X"}, Commands: map[string]Command{"/explain": {Title: "X: Explain"}}}
+	c = base
+	c.Trigger = dialog.TriggerContextMenu
+	if err := noMenu.CheckConfig(c); err == nil || !strings.Contains(err.Error(), "cannot be run by context_menu") {
+		t.Errorf("command without a menu label: %v", err)
+	}
+	c = dialog.ChatConfig{ID: "c", Trigger: dialog.TriggerKeybinding, Instruction: dialog.InstructionFreeText, Turns: []dialog.TurnSpec{{Query: "hi"}}}
+	if err := noMenu.CheckConfig(c); err == nil || !strings.Contains(err.Error(), "cannot open the chat by keybinding (it supports panel)") {
+		t.Errorf("trigger the adapter lacks: %v", err)
 	}
 }

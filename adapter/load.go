@@ -90,14 +90,20 @@ func Parse(data []byte, source, dir string) (*Adapter, error) {
 	var a Adapter
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
+	v := validator{file: source, root: &root}
 	if err := dec.Decode(&a); err != nil {
 		if errors.Is(err, io.EOF) {
 			return nil, &FieldError{File: source, Msg: "the adapter file is empty"}
 		}
-		return nil, yamlError(source, err)
+		// Unknown fields and wrong types leave the rest decoded: report
+		// them together with what the rest gets wrong.
+		var te *yaml.TypeError
+		if !errors.As(err, &te) {
+			return nil, yamlError(source, err)
+		}
+		v.errs = append(v.errs, yamlError(source, err))
 	}
 	a.Source, a.Dir = source, dir
-	v := validator{file: source, root: &root}
 	v.check(&a)
 	if err := errors.Join(v.errs...); err != nil {
 		return nil, err

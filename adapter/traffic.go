@@ -73,3 +73,26 @@ func (r compiledRule) matches(req Request) bool {
 	}
 	return true
 }
+
+// Classify combines the traffic rules of every adapter of a run: a request
+// is auxiliary when any adapter's rule matches it. Nil when no adapter has
+// rules.
+func Classify(adapters []*Adapter) func(Request) string {
+	var cs []Classifier
+	for _, a := range adapters {
+		if len(a.Traffic.Auxiliary) > 0 {
+			cs = append(cs, a.Classifier())
+		}
+	}
+	if len(cs) == 0 {
+		return nil
+	}
+	return func(r Request) string {
+		for _, c := range cs {
+			if name := c.Auxiliary(r); name != "" {
+				return name
+			}
+		}
+		return ""
+	}
+}

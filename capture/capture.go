@@ -46,6 +46,7 @@ import (
 	"regexp"
 	"time"
 
+	"dialogfarm/adapter"
 	"dialogfarm/dialog"
 )
 
@@ -64,6 +65,9 @@ type Request struct {
 	Messages    []Message
 	Stream      bool
 	Temperature *float32
+	// N is how many choices the plugin asked for (n, at least 1); a
+	// non-streamed answer repeats the one answer in each.
+	N int
 }
 
 // Answer is a Responder's reply to a Request.
@@ -141,6 +145,13 @@ type Config struct {
 	// Secret is what every request must carry (see the package doc); empty
 	// draws a random one (NewSecret). It is never logged.
 	Secret string
+	// Classify names the plugin adapter's traffic rule that makes a request
+	// auxiliary (not a chat turn), or returns ""; nil: every request is a
+	// chat turn. See TakeAuxiliary.
+	Classify func(adapter.Request) string
+	// StandIn answers auxiliary requests; empty: "Untitled" ("{}" when a
+	// JSON object is asked for).
+	StandIn string
 }
 
 // NewSecret returns over 256 random bits as base32 text (A-Z, 2-7), fit

@@ -187,6 +187,9 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request, ex *dialog.Exch
 	}
 	ex.Request = req.Body
 	req.Session, req.Seq = ex.Session, ex.Seq
+	if ex.Auxiliary = h.classify(ex.Session, r.URL.Path, dialog.ChatRequest{Model: req.Model, Messages: req.Messages, Stream: req.Stream}); ex.Auxiliary != "" {
+		return h.standIn(w, r, ex, req, body, includeUsage)
+	}
 
 	ctx := r.Context()
 	if h.cfg.RespondTimeout > 0 {
@@ -216,6 +219,7 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request, ex *dialog.Exch
 		model = h.cfg.ModelID
 	}
 	rp := newReply(ex.Session, ex.Seq, ex.Received, model, ans.Text, body)
+	rp.n = req.N
 	if req.Stream {
 		return http.StatusOK, writeStream(r, w, rp, h.cfg.ChunkRunes, includeUsage)
 	}

@@ -16,6 +16,10 @@ type session struct {
 	done  []completed // completed exchanges, in completion order
 	next  int         // index in done of the first one Next has not handed out
 	ready chan struct{}
+	// aux are the auxiliary exchanges not yet taken (TakeAuxiliary);
+	// sinceChat counts requests since the last chat request, itself included.
+	aux       []dialog.Exchange
+	sinceChat int
 }
 
 type completed struct {
@@ -76,6 +80,10 @@ func (h *Handler) finish(ex dialog.Exchange) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	s := h.sessionLocked(ex.Session)
+	if ex.Auxiliary != "" {
+		s.aux = append(s.aux, ex)
+		return
+	}
 	s.done = append(s.done, completed{ex: ex, sinkErr: sinkErr})
 	close(s.ready)
 	s.ready = make(chan struct{})
@@ -136,6 +144,6 @@ func (h *Handler) Forget(sessionID string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if s, ok := h.sessions[sessionID]; ok {
-		s.done, s.next = nil, 0
+		s.done, s.next, s.aux = nil, 0, nil
 	}
 }

@@ -29,12 +29,17 @@ func parseRequest(body []byte) (req Request, includeUsage bool, err error) {
 	if len(in.Messages) == 0 {
 		return Request{}, false, errors.New("parse chat completion request: messages must be a non-empty array")
 	}
+	var extra struct {
+		N int `json:"n"`
+	}
+	_ = json.Unmarshal(body, &extra) // a wrong type for n only loses n
 	req = Request{
 		Body:        json.RawMessage(body),
 		Model:       in.Model,
 		Stream:      in.Stream,
 		Temperature: in.Temperature,
 		Messages:    in.Messages,
+		N:           max(extra.N, 1),
 	}
 	return req, in.IncludeUsage, nil
 }
@@ -46,6 +51,7 @@ type reply struct {
 	model   string
 	text    string
 	usage   usage
+	n       int // choices asked for; each carries the same answer
 }
 
 type usage = oaiwire.Usage
@@ -59,7 +65,13 @@ func estimateUsage(body []byte, text string) usage {
 }
 
 func writeCompletion(w http.ResponseWriter, rp reply) error {
-	body := marshal(oaiwire.NewCompletion(rp.id, rp.created, rp.model, rp.text, rp.usage))
+	c := oaiwire.NewCompletion(rp.id, rp.created, rp.model, rp.text, rp.usage)
+	for i := 1; i < rp.n; i++ {
+		ch := c.Choices[0]
+		ch.Index = i
+		c.Choices = append(c.Choices, ch)
+	}
+	body := marshal(c)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
 	if _, err := w.Write(body); err != nil {

@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 
+	"dialogfarm/adapter"
 	"dialogfarm/capture"
 	"dialogfarm/dialog"
 	"dialogfarm/internal/llmtest"
@@ -104,7 +105,12 @@ func TestEndToEnd(t *testing.T) {
 		}
 		return upstream.Respond(ctx, req)
 	})
-	srv, err := capture.Listen(ctx, capture.DefaultConfig(), responder, nil, log)
+	quill := quillAdapter(t, root)
+	rc.Adapters = append(rc.Adapters, quill)
+	cc := capture.DefaultConfig()
+	cc.Classify = adapter.Classify(rc.Adapters)
+	sink := &exchangeSink{}
+	srv, err := capture.Listen(ctx, cc, responder, sink, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +129,7 @@ func TestEndToEnd(t *testing.T) {
 	}
 	t.Cleanup(r.Stop)
 
-	configs := e2eConfigs()
+	configs := append(e2eConfigs(), quillConfigs()...)
 	for i := range configs {
 		configs[i].Repo = testRepo
 		if err := configs[i].Validate(); err != nil {
@@ -141,9 +147,44 @@ func TestEndToEnd(t *testing.T) {
 		}
 		t.Fatalf("summary %+v, want %d ok", sum, len(configs))
 	}
+	quillTurns := 0
 	for _, c := range configs {
+		if c.Plugin == "quill" {
+			quillTurns += len(c.Turns)
+			t.Run(c.ID, func(t *testing.T) { checkQuill(t, c, records[c.ID]) })
+			continue
+		}
 		t.Run(c.ID, func(t *testing.T) { checkDialogue(t, c, records[c.ID]) })
 	}
+	t.Run("auxiliary requests are recorded apart", func(t *testing.T) {
+		// Quill asks for a title after each answer; the last one may still
+		// be on its way.
+		deadline := time.Now().Add(30 * time.Second)
+		for len(sink.auxiliary()) < quillTurns && time.Now().Before(deadline) {
+			time.Sleep(50 * time.Millisecond)
+		}
+		aux := sink.auxiliary()
+		if len(aux) != quillTurns {
+			t.Fatalf("%d auxiliary exchanges, want one title request per Quill turn (%d)", len(aux), quillTurns)
+		}
+		inRecords := 0
+		for _, ex := range aux {
+			if ex.Auxiliary != "title" || ex.Responder != "stand-in" || ex.Answer != "Untitled" || !strings.Contains(string(ex.Request), quillTitle) {
+				t.Errorf("auxiliary exchange: rule %q responder %q answer %q request %s", ex.Auxiliary, ex.Responder, ex.Answer, ex.Request)
+			}
+		}
+		for _, d := range records {
+			for _, ex := range d.Auxiliary {
+				inRecords++
+				if ex.Auxiliary == "" {
+					t.Errorf("%s: a chat exchange among the auxiliary ones", d.ConfigID)
+				}
+			}
+		}
+		if inRecords == 0 {
+			t.Errorf("no dialogue record keeps its auxiliary requests")
+		}
+	})
 
 	t.Run("failure is recorded with artifacts and the run goes on", func(t *testing.T) {
 		bad := configs[2]

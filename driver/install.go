@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -119,23 +120,40 @@ func writeAdapterFiles(userData, secret string, adapters []*adapter.Adapter) err
 // AdapterManifest reads the package.json of an adapter's plugin, from its
 // folder or from inside its .vsix (extension/package.json).
 func AdapterManifest(a *adapter.Adapter) (PluginManifest, error) {
-	if a.Extension.Folder != "" {
-		return ReadPluginManifest(a.Path(a.Extension.Folder))
-	}
 	var m PluginManifest
+	data, err := manifestBytes(a)
+	if err != nil {
+		return m, err
+	}
+	if err := json.Unmarshal(data, &m); err != nil {
+		return m, fmt.Errorf("parse the package.json of %s: %w", a.Extension.ID, err)
+	}
+	return m, nil
+}
+
+// manifestBytes is the plugin's package.json.
+func manifestBytes(a *adapter.Adapter) ([]byte, error) {
+	if a.Extension.Folder != "" {
+		data, err := os.ReadFile(filepath.Join(a.Path(a.Extension.Folder), "package.json"))
+		if err != nil {
+			return nil, fmt.Errorf("read plugin manifest: %w", err)
+		}
+		return data, nil
+	}
 	path := a.Path(a.Extension.VSIX)
 	z, err := zip.OpenReader(path)
 	if err != nil {
-		return m, fmt.Errorf("read plugin manifest: %w", err)
+		return nil, fmt.Errorf("read plugin manifest: %w", err)
 	}
 	defer z.Close()
 	f, err := z.Open("extension/package.json")
 	if err != nil {
-		return m, fmt.Errorf("read plugin manifest in %s: %w", path, err)
+		return nil, fmt.Errorf("read plugin manifest in %s: %w", path, err)
 	}
 	defer f.Close()
-	if err := json.NewDecoder(f).Decode(&m); err != nil {
-		return m, fmt.Errorf("parse extension/package.json in %s: %w", path, err)
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return nil, fmt.Errorf("read plugin manifest in %s: %w", path, err)
 	}
-	return m, nil
+	return data, nil
 }

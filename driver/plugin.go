@@ -272,11 +272,11 @@ func setupScript(a adapter.Action) (what, body string, arg any) {
 		return "click " + a.Click, `const el = d.querySelector(arg); if (!el || el.disabled) return false; el.click(); return true;`, a.Click
 	case a.Fill != nil:
 		return "fill " + a.Fill.Selector, `const el = d.querySelector(arg.selector); if (!el) return false;
-			el.focus(); el.value = arg.value; ` + fire + ` return true;`, a.Fill
+			el.focus(); el.value = arg.value; ` + fire + ` return true;`, map[string]string{"selector": a.Fill.Selector, "value": a.Fill.Value}
 	case a.Select != nil:
 		return "select " + a.Select.Value + " in " + a.Select.Selector, `const el = d.querySelector(arg.selector);
 			if (!el || ![...el.options].some(o => o.value === arg.value)) return false;
-			el.value = arg.value; ` + fire + ` return true;`, a.Select
+			el.value = arg.value; ` + fire + ` return true;`, map[string]string{"selector": a.Select.Selector, "value": a.Select.Value}
 	case a.WaitFor != "":
 		return "wait for " + a.WaitFor, `return !!d.querySelector(arg);`, a.WaitFor
 	default:

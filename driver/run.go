@@ -246,10 +246,22 @@ func (r *Runner) NewSession(id string) (*Session, error) {
 		return nil, err
 	}
 	return &Session{
-		ID: id, win: &window{page: page}, adapters: r.cfg.Adapters, secret: r.cfg.Secret, capture: r.capture, followUps: r.followUps,
+		ID: id, win: &window{page: page}, adapters: r.cfg.Adapters, secret: r.secret(), capture: r.capture, followUps: r.followUps,
 		dir: r.cfg.Out, editorURL: r.editor.URL(), password: r.editor.Password(), timeouts: r.cfg.Timeouts, loads: r.loads,
 		log: r.log.With(zap.String("session", id)),
 	}, nil
+}
+
+// secret is the run's capture secret: the configured one, else the one
+// the capture endpoint says it checks.
+func (r *Runner) secret() string {
+	if r.cfg.Secret != "" {
+		return r.cfg.Secret
+	}
+	if s, ok := r.capture.(interface{ Secret() string }); ok {
+		return s.Secret()
+	}
+	return ""
 }
 
 // Drive runs every config not yet recorded ok in the run folder, on

@@ -463,6 +463,11 @@ func (s *Session) driveTurn(ctx context.Context, cfg dialog.ChatConfig, a *adapt
 			if ex.Error != "" {
 				return fmt.Errorf("the responder failed: %s", ex.Error)
 			}
+			// Fidelity: the dialogue goes on with the answer the view shows,
+			// which must be the one sent (compared the adapter's way).
+			if !a.ShowsAnswer(turn.Shown, ex.Answer) {
+				return fmt.Errorf("the view shows %q but the endpoint sent %q (answer.compare: %s)", clip(turn.Shown, 200), clip(ex.Answer, 200), a.Answer.Compare)
+			}
 			return nil
 		}},
 	)

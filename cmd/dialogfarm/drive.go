@@ -173,7 +173,9 @@ func (a *app) driveConfig(out string) (pipeline.DriveConfig, error) {
 	if err != nil {
 		return pipeline.DriveConfig{}, err
 	}
-	return pipeline.DriveConfig{Capture: capture.DefaultConfig(), Run: rc, Farm: fc, Redact: redact.NewRedactor(det)}, nil
+	cc := capture.DefaultConfig()
+	cc.Classify = adapter.Classify(rc.Adapters)
+	return pipeline.DriveConfig{Capture: cc, Run: rc, Farm: fc, Redact: redact.NewRedactor(det)}, nil
 }
 
 // readConfigs reads a configs file.

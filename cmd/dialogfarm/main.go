@@ -113,6 +113,7 @@ var commands = []func(*app) *cobra.Command{
 	workerCmd,
 	statusCmd,
 	serveCmd,
+	adaptersCmd,
 }
 
 // init reads the config file and environment into the flags (strictly:

@@ -1,0 +1,354 @@
+package driver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+
+	"dialogfarm/adapter"
+	"dialogfarm/dialog"
+)
+
+// ProbeConfig says what `adapters probe` looks at.
+type ProbeConfig struct {
+	// Extension is the plugin: an unpacked folder or a .vsix.
+	Extension string
+	// Settings point the plugin at the capture endpoint, with the
+	// placeholders of adapter files ({{capture_url}}, {{secret}}, ...).
+	Settings map[string]any
+	// Message is the test message typed into the first input; empty: none.
+	Message string
+}
+
+// ProbeReport is what the probe found: the starting point of an adapter.
+type ProbeReport struct {
+	ExtensionID string
+	// Manifest is what the plugin's package.json contributes.
+	ActivityBar []string
+	Commands    []ProbeCommand
+	// Frames are the iframe selectors from the workbench to the chat
+	// document, and FrameSources the src (query cut) of each frame found.
+	Frames       []string
+	FrameSources []string
+	Elements     []ProbeElement
+	// Sent says how the test message went out ("key enter", "key
+	// ctrl+enter", "button <selector>"), after which Setup, if any.
+	Sent     string
+	Setup    []string
+	Requests []dialog.Exchange
+	Notes    []string
+}
+
+// ProbeCommand is one command the plugin contributes.
+type ProbeCommand struct {
+	ID, Title, Keybinding string
+	ContextMenu           bool
+}
+
+// ProbeElement is an interactive element of the chat document with its
+// best stable selector (id, data-testid, name, aria-label, classes, path).
+type ProbeElement struct {
+	Kind     string   `json:"kind"`
+	Selector string   `json:"selector"`
+	Label    string   `json:"label"`
+	Disabled bool     `json:"disabled"`
+	Options  []string `json:"options,omitempty"`
+	Value    string   `json:"value,omitempty"`
+}
+
+type contributes struct {
+	Publisher   string `json:"publisher"`
+	Name        string `json:"name"`
+	Contributes struct {
+		ViewsContainers struct {
+			Activitybar []struct {
+				Title string `json:"title"`
+			} `json:"activitybar"`
+		} `json:"viewsContainers"`
+		Commands []struct {
+			Command string `json:"command"`
+			Title   string `json:"title"`
+		} `json:"commands"`
+		Keybindings []struct {
+			Command string `json:"command"`
+			Key     string `json:"key"`
+		} `json:"keybindings"`
+		Menus map[string][]struct {
+			Command string `json:"command"`
+		} `json:"menus"`
+	} `json:"contributes"`
+}
+
+// probeAdapter is the adapter a probe drives with: only what the manifest
+// tells, default webview frames, any document counts as ready.
+func probeAdapter(pc ProbeConfig) (*adapter.Adapter, contributes, error) {
+	var m contributes
+	abs, err := filepath.Abs(pc.Extension)
+	if err != nil {
+		return nil, m, err
+	}
+	a := &adapter.Adapter{Name: "probe", Source: "probe", Settings: pc.Settings}
+	if strings.HasSuffix(abs, ".vsix") {
+		a.Extension.VSIX = abs
+	} else {
+		a.Extension.Folder = abs
+	}
+	data, err := manifestBytes(a)
+	if err != nil {
+		return nil, m, err
+	}
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, m, fmt.Errorf("probe: parse package.json: %w", err)
+	}
+	a.Extension.ID = m.Publisher + "." + m.Name
+	if len(m.Contributes.ViewsContainers.Activitybar) > 0 {
+		a.Open.ActivityBar = m.Contributes.ViewsContainers.Activitybar[0].Title
+	}
+	a.Webview = adapter.Webview{Frames: []string{`iframe.webview.ready[src*="extensionId={{extension_id}}"]`, `iframe#active-frame`}, Ready: "body"}
+	return a, m, nil
+}
+
+// Probe starts the editor with a plugin no adapter describes yet, opens
+// its view and reports the frame chain, the interactive elements with
+// stable selectors, and the requests a test message makes it send (trying
+// Enter, Ctrl+Enter, then a send-like button; if nothing goes out, each
+// option of each <select> in turn, as a provider picker may hold it back).
+func Probe(ctx context.Context, rc RunConfig, pc ProbeConfig, capture Exchanges, log *zap.Logger) (ProbeReport, error) {
+	a, m, err := probeAdapter(pc)
+	if err != nil {
+		return ProbeReport{}, err
+	}
+	rep := ProbeReport{ExtensionID: a.Extension.ID, Frames: a.Frames()}
+	for _, c := range m.Contributes.ViewsContainers.Activitybar {
+		rep.ActivityBar = append(rep.ActivityBar, c.Title)
+	}
+	keys, menu := map[string]string{}, map[string]bool{}
+	for _, k := range m.Contributes.Keybindings {
+		keys[k.Command] = k.Key
+	}
+	for _, it := range m.Contributes.Menus["editor/context"] {
+		menu[it.Command] = true
+	}
+	for _, c := range m.Contributes.Commands {
+		rep.Commands = append(rep.Commands, ProbeCommand{ID: c.Command, Title: c.Title, Keybinding: keys[c.Command], ContextMenu: menu[c.Command]})
+	}
+	if a.Open.ActivityBar == "" {
+		return rep, errors.New("probe: the plugin contributes no activity bar container; its view cannot be opened by the probe")
+	}
+	rc.Adapters = []*adapter.Adapter{a}
+	r := NewRunner(rc, capture, nil, log)
+	if err := r.Start(ctx); err != nil {
+		return rep, err
+	}
+	defer r.Stop()
+	ws, err := probeWorkspace(r.cfg.Out)
+	if err != nil {
+		return rep, err
+	}
+	s, err := r.NewSession("probe")
+	if err != nil {
+		return rep, err
+	}
+	w, u := s.win, uiOf(a)
+	if err := s.open(ctx, ws, a); err != nil {
+		return rep, err
+	}
+	if err := w.clickActivity(ctx, a.Open.ActivityBar); err != nil {
+		return rep, err
+	}
+	if err := w.waitChat(ctx, u); err != nil {
+		return rep, err
+	}
+	if err := w.waitFor(ctx, "the view shows an input or button", js("ui", `const c = chatDoc(ui);
+		return !!c && !!c.d.querySelector('input, textarea, button, select, [contenteditable]');`, jsChatDoc), u); err != nil {
+		return rep, err
+	}
+	src, err := w.eval(ctx, js("ui", `const c = chatDoc(ui); return c ? c.frames.map(f => (f.getAttribute('src') || '').split('?')[0] + (f.id ? ' #' + f.id : '')) : [];`, jsChatDoc), u)
+	if err == nil {
+		for _, v := range src.Value.Arr() {
+			rep.FrameSources = append(rep.FrameSources, v.Str())
+		}
+	}
+	if rep.Elements, err = w.elements(ctx, u); err != nil {
+		return rep, err
+	}
+	if pc.Message != "" {
+		if err := probeSend(ctx, s, u, pc.Message, &rep); err != nil {
+			rep.Notes = append(rep.Notes, "test message: "+err.Error())
+		}
+	}
+	return rep, nil
+}
+
+// elements lists the chat document's interactive elements.
+func (w *window) elements(ctx context.Context, u ui) ([]ProbeElement, error) {
+	res, err := w.eval(ctx, js("ui", `const c = chatDoc(ui);
+		if (!c) return '[]';
+		const d = c.d;
+		const unique = (sel) => { try { return d.querySelectorAll(sel).length === 1; } catch (e) { return false; } };
+		const q = (s) => JSON.stringify(s);
+		const best = (el) => {
+			const tag = el.tagName.toLowerCase();
+			if (el.id && unique('#' + CSS.escape(el.id))) return '#' + CSS.escape(el.id);
+			for (const a of ['data-testid', 'data-test', 'name', 'aria-label', 'placeholder', 'title']) {
+				const v = el.getAttribute(a);
+				if (v && unique(tag + '[' + a + '=' + q(v) + ']')) return tag + '[' + a + '=' + q(v) + ']';
+			}
+			const cls = [...el.classList].map(x => '.' + CSS.escape(x)).join('');
+			if (cls && unique(tag + cls)) return tag + cls;
+			const path = [];
+			for (let e = el; e && e !== d.body; e = e.parentElement) {
+				const t = e.tagName.toLowerCase();
+				const same = e.parentElement ? [...e.parentElement.children].filter(x => x.tagName === e.tagName) : [e];
+				path.unshift(same.length > 1 ? t + ':nth-of-type(' + (same.indexOf(e) + 1) + ')' : t);
+			}
+			return 'body > ' + path.join(' > ');
+		};
+		const out = [];
+		for (const el of d.querySelectorAll('input, textarea, select, button, [contenteditable="true"], [contenteditable=""], [role="textbox"]')) {
+			const kind = el.isContentEditable ? 'contenteditable' : el.tagName.toLowerCase();
+			const label = (el.getAttribute('aria-label') || el.getAttribute('placeholder') || el.dataset.placeholder || el.textContent || '').trim().slice(0, 60);
+			const e = {kind, selector: best(el), label, disabled: !!el.disabled};
+			if (kind === 'select') { e.options = [...el.options].map(o => o.value); e.value = el.value; }
+			out.push(e);
+		}
+		return JSON.stringify(out);`, jsChatDoc), u)
+	if err != nil {
+		return nil, fmt.Errorf("list the view's elements: %w", err)
+	}
+	var els []ProbeElement
+	if err := json.Unmarshal([]byte(res.Value.Str()), &els); err != nil {
+		return nil, fmt.Errorf("list the view's elements: %w", err)
+	}
+	return els, nil
+}
+
+// probeSend types the message into the first text input and tries ways to
+// send it until the capture endpoint gets a request.
+func probeSend(ctx context.Context, s *Session, u ui, msg string, rep *ProbeReport) error {
+	var in *ProbeElement
+	for i, e := range rep.Elements {
+		if e.Kind == "contenteditable" || e.Kind == "textarea" || (e.Kind == "input" && !e.Disabled) {
+			in = &rep.Elements[i]
+			break
+		}
+	}
+	if in == nil {
+		return errors.New("the view has no text input")
+	}
+	w := s.win
+	got := func(d time.Duration) bool {
+		cctx, cancel := context.WithTimeout(ctx, d)
+		defer cancel()
+		ex, err := s.capture.Next(cctx, s.ID)
+		if err != nil {
+			return false
+		}
+		rep.Requests = append(rep.Requests, ex)
+		return true
+	}
+	// typeAndSend types the message afresh (unless it is still there) and
+	// sends it by key, or by clicking button when key is empty.
+	typeAndSend := func(key, button string) error {
+		if err := w.clickInChat(ctx, u, in.Selector); err != nil {
+			return err
+		}
+		if cleared(ctx, w, u, in.Selector) {
+			if err := w.insert(msg); err != nil {
+				return err
+			}
+			if err := w.clickInChat(ctx, u, in.Selector); err != nil {
+				return err
+			}
+		}
+		if key == "" {
+			return w.clickInChat(ctx, u, button)
+		}
+		keys, err := parseKeys(key)
+		if err != nil {
+			return err
+		}
+		return w.keys(keys...)
+	}
+	var sendKey, sendButton string
+	sent := false
+	for _, k := range []string{"enter", "ctrl+enter"} {
+		if err := typeAndSend(k, ""); err != nil {
+			return err
+		}
+		if got(4 * time.Second) {
+			rep.Sent, sendKey, sent = "key "+k, k, true
+			break
+		}
+		if cleared(ctx, w, u, in.Selector) {
+			rep.Sent, sendKey = "key "+k+" (the input was cleared, but no request came)", k
+			break
+		}
+	}
+	if rep.Sent == "" {
+		for _, e := range rep.Elements {
+			l := strings.ToLower(e.Label)
+			if e.Kind == "button" && (strings.Contains(l, "send") || strings.Contains(l, "ask") || strings.Contains(l, "submit")) {
+				if err := typeAndSend("", e.Selector); err != nil {
+					return err
+				}
+				rep.Sent, sendButton = "button "+e.Selector, e.Selector
+				sent = got(4 * time.Second)
+				break
+			}
+		}
+	}
+	if !sent && rep.Sent != "" {
+		// A provider or model picker may hold the query back, or have sent
+		// it elsewhere: pick each option in turn, and send again if picking
+		// alone sends nothing.
+		for _, e := range rep.Elements {
+			if e.Kind != "select" {
+				continue
+			}
+			for _, opt := range e.Options {
+				if opt == "" || opt == e.Value {
+					continue
+				}
+				what, body, arg := setupScript(adapter.Action{Select: &adapter.Value{Selector: e.Selector, Value: opt}})
+				if err := w.waitFor(ctx, what, js("ui, arg", `const c = chatDoc(ui); if (!c) return false; const d = c.d; `+body, jsChatDoc), u, arg); err != nil {
+					return err
+				}
+				sent = got(2 * time.Second)
+				if !sent {
+					if err := typeAndSend(sendKey, sendButton); err != nil {
+						return err
+					}
+					sent = got(4 * time.Second)
+				}
+				if sent {
+					rep.Setup = append(rep.Setup, fmt.Sprintf("select: {selector: '%s', value: %s}", e.Selector, opt))
+					break
+				}
+			}
+			if sent {
+				break
+			}
+		}
+	}
+	if !sent {
+		return errors.New("no request reached the capture endpoint (is the plugin pointed at {{capture_url}} with --setting?)")
+	}
+	// Later requests (titles, summaries) follow the answer.
+	for got(3 * time.Second) {
+	}
+	return nil
+}
+
+// cleared reports whether the input is empty now.
+func cleared(ctx context.Context, w *window, u ui, sel string) bool {
+	res, err := w.eval(ctx, js("ui, sel", `const c = chatDoc(ui); const el = c && c.d.querySelector(sel);
+		return !!el && ((el.value !== undefined && !el.isContentEditable) ? el.value === '' : (el.textContent || '').trim() === '');`, jsChatDoc), u, sel)
+	return err == nil && res.Value.Bool()
+}
