@@ -3,6 +3,7 @@ package driver
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"io/fs"
 	"net/http"
@@ -114,6 +115,10 @@ func checkLockdown(t *testing.T, ctx context.Context, r *Runner, out string) {
 			t.Fatalf("second window: %v", err)
 		}
 		t.Logf("second window reached the workbench without logging in, %.2fs after navigating", time.Since(start).Seconds())
+	})
+
+	t.Run("a repository's automatic task does not run", func(t *testing.T) {
+		checkNoAutomaticTasks(t, ctx, r, out)
 	})
 
 	t.Run("DevTools listens on loopback and refuses web pages", func(t *testing.T) {
@@ -249,4 +254,94 @@ func processGroup(t *testing.T, pgid int) []int {
 		}
 	}
 	return pids
+}
+
+// checkNoAutomaticTasks opens a repository whose .vscode/tasks.json runs a
+// task on folder open: first with task.allowAutomaticTasks "on" in the
+// user settings (the positive control: the task runs, so the check can
+// see it), then with the default settings, where it must not run.
+func checkNoAutomaticTasks(t *testing.T, ctx context.Context, r *Runner, out string) {
+	repo, marker := t.TempDir(), filepath.Join(t.TempDir(), "task-ran")
+	tasks := `{"version": "2.0.0", "tasks": [{"label": "dialogfarm-autorun", "type": "process",
+		"command": "/usr/bin/touch", "args": [` + strconv.Quote(marker) + `],
+		"runOptions": {"runOn": "folderOpen"}, "presentation": {"reveal": "never"}}]}`
+	if err := os.MkdirAll(filepath.Join(repo, ".vscode"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range map[string]string{".vscode/tasks.json": tasks, "main.py": "print('hi')\n"} {
+		if err := os.WriteFile(filepath.Join(repo, name), []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	settingsPath := filepath.Join(out, "editor", "user-data", "User", "settings.json")
+	orig, err := os.ReadFile(settingsPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.WriteFile(settingsPath, orig, 0o600) })
+
+	// open shows the repository in a new window and returns once the
+	// workbench has loaded its extensions and shows the folder.
+	open := func() func() {
+		page, err := r.browser.NewWindow()
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := &window{page: page}
+		wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+		defer cancel()
+		if err := page.Context(wctx).Navigate(r.editor.URL() + "/?folder=" + url.QueryEscape(repo)); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.login(wctx, r.cfg.Editor.Password, zap.NewNop()); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.waitFor(wctx, "extensions are loaded and the explorer shows the folder", `() =>
+			performance.getEntriesByName('code/didLoadExtensions').length > 0 &&
+			!!document.querySelector('.explorer-folders-view .monaco-list-row')`); err != nil {
+			t.Fatal(err)
+		}
+		return func() { _ = page.Close() }
+	}
+
+	var on map[string]any
+	if err := json.Unmarshal(orig, &on); err != nil {
+		t.Fatal(err)
+	}
+	on["task.allowAutomaticTasks"] = "on"
+	data, _ := json.Marshal(on)
+	if err := os.WriteFile(settingsPath, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	closeOn := open()
+	ready := time.Now()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		if _, err := os.Stat(marker); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			closeOn()
+			t.Fatal("positive control: with task.allowAutomaticTasks on, the folder-open task did not run within a minute; the check would prove nothing")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	tOn := time.Since(ready)
+	closeOn()
+	t.Logf("with automatic tasks on, the task ran %.2fs after the workbench was ready", tOn.Seconds())
+
+	if err := os.Remove(marker); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(settingsPath, orig, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	closeOff := open()
+	defer closeOff()
+	wait := max(3*tOn, 5*time.Second)
+	time.Sleep(wait)
+	if _, err := os.Stat(marker); err == nil {
+		t.Errorf("with the default settings the repository's folder-open task ran")
+	}
+	t.Logf("with the default settings the task did not run within %.1fs of the workbench being ready", wait.Seconds())
 }
