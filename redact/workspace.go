@@ -36,7 +36,9 @@ type Copy struct {
 var ErrSourceChanged = errors.New("the repository changed since its sanitised copy was made")
 
 // Sanitise copies the repository src to dst with every secret replaced by
-// its placeholder (see Redactor). The .git folder is left out. When want is
+// its placeholder (see Redactor). The .git folder is left out, and so is
+// .vscode: a repository's own workspace settings could turn back on what
+// the driver's settings turn off (tasks, git, npm detection). When want is
 // the digest recorded for an existing dst, dst is kept as it is after
 // checking that src still sanitises to the same digest (every file is
 // scanned again, which also teaches r the run's placeholders); otherwise
@@ -74,7 +76,7 @@ func Sanitise(ctx context.Context, r *Redactor, src, dst, want string) (Copy, er
 			return err
 		}
 		switch {
-		case e.IsDir() && e.Name() == ".git" && p != root:
+		case e.IsDir() && (e.Name() == ".git" || e.Name() == ".vscode") && p != root:
 			return filepath.SkipDir
 		case e.IsDir():
 			if tmp != "" {

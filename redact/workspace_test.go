@@ -111,3 +111,38 @@ func TestRedactionsFile(t *testing.T) {
 		t.Errorf("mode %v, %v", info.Mode(), err)
 	}
 }
+
+// A repository's .vscode settings (which could re-enable automatic tasks)
+// and .git stay out of the copy; everything else is copied.
+func TestSanitiseLeavesOutWorkspaceSettings(t *testing.T) {
+	src := t.TempDir()
+	for rel, data := range map[string]string{
+		".vscode/settings.json": `{"task.allowAutomaticTasks": "on"}`,
+		".vscode/tasks.json":    `{"tasks": [{"runOptions": {"runOn": "folderOpen"}}]}`,
+		".git/config":           "[core]\n",
+		"src/.vscodeignore":     "x\n",
+		"main.go":               "package main\n",
+	} {
+		p := filepath.Join(src, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dst := filepath.Join(t.TempDir(), "copy")
+	c, err := Sanitise(context.Background(), NewRedactor(testDetector(t)), src, dst, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rel, want := range map[string]bool{".vscode": false, ".git": false, "main.go": true, "src/.vscodeignore": true} {
+		_, err := os.Stat(filepath.Join(dst, rel))
+		if (err == nil) != want {
+			t.Errorf("%s in the copy: %v, want %v", rel, err == nil, want)
+		}
+	}
+	if c.Files != 2 {
+		t.Errorf("%d files copied, want 2", c.Files)
+	}
+}
