@@ -67,7 +67,7 @@ func mutate(s *Spec, reg *Registry, r *rand.Rand) (m *Spec, kind, expect string,
 	}
 	n := &m.Nodes[r.IntN(len(m.Nodes))]
 	op := reg.Get(n.Op)
-	kinds := []string{"op_typo", "param_typo", "out_of_range", "drop_input", "wrong_type", "cycle", "drop_param", "missing_path", "tweak_param", "rename_node", "insert_dedup", "bad_ref"}
+	kinds := []string{"op_typo", "param_typo", "out_of_range", "drop_input", "wrong_type", "cycle", "drop_param", "missing_path", "tweak_param", "rename_node", "insert_dedup", "bad_ref", "field_typo"}
 	kind = kinds[r.IntN(len(kinds))]
 	switch kind {
 	case "op_typo":
@@ -173,6 +173,11 @@ func mutate(s *Spec, reg *Registry, r *rand.Rand) (m *Spec, kind, expect string,
 				m.Node(n.ID).Inputs[port] = "dedup-" + n.ID
 				return m, kind, "", true
 			}
+		}
+	case "field_typo":
+		if f, ok := n.Params["field"].(string); ok && n.Op == "filter" {
+			n.Params["field"] = f[:len(f)-1] + "s"
+			return m, kind, CodeFieldNotProduced, true
 		}
 	case "bad_ref":
 		for port := range n.Inputs {
