@@ -406,6 +406,7 @@ func envName(path string) string {
 type poolResponder struct {
 	*respond.Responder
 	pool       *pool.Pool
+	judge      *judge.Judge
 	judgeModel *pool.Member
 }
 
@@ -429,7 +430,7 @@ func newPoolResponder(cfg poolSettings, runDir string, log *zap.Logger) (*poolRe
 	if err != nil {
 		return nil, err
 	}
-	return &poolResponder{Responder: respond.New(p, j, log.Named("responder")), pool: p, judgeModel: jm}, nil
+	return &poolResponder{Responder: respond.New(p, j, log.Named("responder")), pool: p, judge: j, judgeModel: jm}, nil
 }
 
 // newJudge builds the judge and its model (nil in rules-only mode).
