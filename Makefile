@@ -75,11 +75,11 @@ bench-farm: setup
 # at random moments while 20% of attempts fail and some simulators hang; a
 # worker's connection dying mid-dialogue; dead letters; a 3-node cluster
 # losing a node; a second worker joining over the network (`make test` runs
-# these with 3 kills). Then with the real editor: `dialogfarm run` killed
+# these with 3 kills and without the cluster). Then with the real editor: `dialogfarm run` killed
 # with SIGKILL 10 times, code-server and Chromium killed mid-dialogue, 20%
 # of model calls failing (429, 500, dropped streams, hangs).
 chaos: setup
-	DIALOGFARM_CHAOS_KILLS=12 $(GO) test -race -count=1 -v -run 'TestChaos|TestCrashedWorker|TestDeadLetter|TestCluster|TestRemoteWorker|TestResume' ./farm
+	DIALOGFARM_CHAOS_KILLS=12 DIALOGFARM_CHAOS_CLUSTER=1 $(GO) test -race -count=1 -v -run 'TestChaos|TestCrashedWorker|TestDeadLetter|TestCluster|TestRemoteWorker|TestResume' ./farm
 	$(GO) test -tags chaos -count=1 -v -timeout 60m -run TestChaosEditor ./cmd/dialogfarm
 
 clean:

@@ -77,6 +77,7 @@ func (q *Queue) Collect(ctx context.Context, cfg CollectConfig, log *zap.Logger)
 		{"event", EventsStream, []string{"dfarm.events." + run + ".>", maxDeliveriesAdvisory}},
 	}
 	var iters []jetstream.MessagesContext
+	var events jetstream.Consumer
 	defer func() {
 		for _, it := range iters {
 			it.Stop()
@@ -93,6 +94,9 @@ func (q *Queue) Collect(ctx context.Context, cfg CollectConfig, log *zap.Logger)
 		})
 		if err != nil {
 			return prog, fmt.Errorf("collector consumer on %s: %w", src.stream, err)
+		}
+		if src.kind == "event" {
+			events = cons
 		}
 		it, err := cons.Messages(jetstream.PullMaxMessages(16))
 		if err != nil {
@@ -113,13 +117,7 @@ func (q *Queue) Collect(ctx context.Context, cfg CollectConfig, log *zap.Logger)
 			}
 		}()
 	}
-	for len(remaining) > 0 {
-		var it item
-		select {
-		case <-ctx.Done():
-			return prog, ctx.Err()
-		case it = <-in:
-		}
+	handle := func(it item) error {
 		var err error
 		switch it.kind {
 		case "result":
@@ -131,14 +129,47 @@ func (q *Queue) Collect(ctx context.Context, cfg CollectConfig, log *zap.Logger)
 		}
 		if err != nil {
 			_ = it.msg.Nak()
-			return prog, err
+			return err
 		}
 		if err := it.msg.Ack(); err != nil {
 			log.Warn("ack collected message", zap.String("subject", it.msg.Subject()), zap.Error(err))
 		}
 		prog.Elapsed = time.Since(start)
+		return nil
 	}
-	return prog, nil
+	for len(remaining) > 0 {
+		select {
+		case <-ctx.Done():
+			return prog, ctx.Err()
+		case it := <-in:
+			if err := handle(it); err != nil {
+				return prog, err
+			}
+		}
+	}
+	// A worker publishes a retried attempt before the config's result, so
+	// every attempt of this run is in the events stream by now: take the
+	// ones not yet collected, so attempts.jsonl is whole when the run ends.
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		info, err := events.Info(ctx)
+		if err != nil {
+			return prog, fmt.Errorf("collect the last attempts: %w", err)
+		}
+		if info.NumPending == 0 && info.NumAckPending == 0 {
+			return prog, nil
+		}
+		select {
+		case <-ctx.Done():
+			return prog, ctx.Err()
+		case it := <-in:
+			if err := handle(it); err != nil {
+				return prog, err
+			}
+		case <-tick.C:
+		}
+	}
 }
 
 func (q *Queue) collectResult(msg jetstream.Msg, cfg CollectConfig, remaining map[string]bool, prog *Progress) error {

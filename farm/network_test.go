@@ -132,8 +132,11 @@ func TestRemoteWorkerWithLeastPrivilege(t *testing.T) {
 // A 3-node cluster on loopback with replicated streams finishes a run when
 // one node stops in the middle.
 func TestClusterSurvivesANodeStopping(t *testing.T) {
-	if testing.Short() {
-		t.Skip("cluster test")
+	if os.Getenv("DIALOGFARM_CHAOS_CLUSTER") == "" {
+		// Three servers electing leaders need the machine to themselves:
+		// under a parallel make test on 2 cores the election alone can
+		// take a minute. make chaos runs it.
+		t.Skip("set DIALOGFARM_CHAOS_CLUSTER=1 (make chaos) to run the 3-node cluster test")
 	}
 	dir := t.TempDir()
 	ports := []int{freePort(t), freePort(t), freePort(t)}
