@@ -307,7 +307,11 @@ func probeSend(ctx context.Context, s *Session, u ui, msg string, rep *ProbeRepo
 	if !sent && rep.Sent != "" {
 		// A provider or model picker may hold the query back, or have sent
 		// it elsewhere: pick each option in turn, and send again if picking
-		// alone sends nothing.
+		// alone sends nothing. The view may have filled its pickers since
+		// it was first listed.
+		if els, err := w.elements(ctx, u); err == nil {
+			rep.Elements = els
+		}
 		for _, e := range rep.Elements {
 			if e.Kind != "select" {
 				continue
