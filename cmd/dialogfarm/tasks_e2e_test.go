@@ -27,7 +27,13 @@ func TestTasksExecutionJudgeThroughEditor(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(root, "tools", "code-server.sh")); err != nil {
 		t.Fatalf("code-server is not installed (%v): run `make setup`", err)
 	}
-	tmp := t.TempDir()
+	// a short folder: Chromium's singleton socket path under run/browser
+	// must stay below the Unix socket limit (t.TempDir's is too long)
+	tmp, err := os.MkdirTemp("", "df-tasks-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(tmp) })
 	bin := filepath.Join(tmp, "dialogfarm")
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
