@@ -1,9 +1,14 @@
 package driver
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 
 	"dialogfarm/internal/runfiles"
 )
@@ -20,17 +25,21 @@ var inheritedEnv = []string{"PATH", "LANG", "LC_ALL", "LC_CTYPE", "LC_MESSAGES",
 var displayEnv = []string{"DISPLAY", "WAYLAND_DISPLAY", "XAUTHORITY", "XDG_RUNTIME_DIR"}
 
 // isolatedEnv returns a process environment built from the allow-list,
-// with HOME, the XDG folders and TMPDIR inside dir (created 0700), so the
-// process writes nothing outside the run folder and reads no dotfiles of
-// the user's.
+// with HOME and the XDG folders inside dir (created 0700), so the process
+// reads no dotfiles of the user's, and TMPDIR a private folder of this run
+// folder's under the system's temporary folder (see shortTempDir).
 func isolatedEnv(dir string, extra ...string) ([]string, error) {
+	tmp, err := shortTempDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("isolated environment: %w", err)
+	}
 	own := [][2]string{
 		{"HOME", filepath.Join(dir, "home")},
 		{"XDG_CONFIG_HOME", filepath.Join(dir, "xdg", "config")},
 		{"XDG_DATA_HOME", filepath.Join(dir, "xdg", "data")},
 		{"XDG_CACHE_HOME", filepath.Join(dir, "xdg", "cache")},
 		{"XDG_STATE_HOME", filepath.Join(dir, "xdg", "state")},
-		{"TMPDIR", filepath.Join(dir, "tmp")},
+		{"TMPDIR", tmp},
 	}
 	var env []string
 	for _, kv := range own {
@@ -50,4 +59,38 @@ func isolatedEnv(dir string, extra ...string) ([]string, error) {
 		env = append(env, "LANG=C.UTF-8")
 	}
 	return env, nil
+}
+
+// shortTempDir is the temporary folder of the processes started for run
+// folder dir: <system temp>/dialogfarm-<uid>/<hash of dir>, each level
+// 0700 and owned by this user. It is short on purpose: Chromium and
+// code-server put Unix sockets in TMPDIR, and a socket path may not exceed
+// 107 bytes, which a TMPDIR inside a deep run folder soon does ("Socket
+// path too long" kills Chromium at launch). The same run folder gets the
+// same folder again, so restarts do not leave new ones behind.
+func shortTempDir(dir string) (string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	base := filepath.Join(os.TempDir(), fmt.Sprintf("dialogfarm-%d", os.Getuid()))
+	if err := os.Mkdir(base, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return "", err
+	}
+	// A folder someone else made (or a symlink planted) in a shared /tmp
+	// is refused rather than used.
+	info, err := os.Lstat(base)
+	if err != nil {
+		return "", err
+	}
+	st, ok := info.Sys().(*syscall.Stat_t)
+	if !info.IsDir() || info.Mode().Perm() != 0o700 || !ok || int(st.Uid) != os.Getuid() {
+		return "", fmt.Errorf("%s is not a private folder of this user (mode %s): remove it", base, info.Mode())
+	}
+	sum := sha256.Sum256([]byte(abs))
+	tmp := filepath.Join(base, hex.EncodeToString(sum[:6]))
+	if err := runfiles.MkdirAll(tmp); err != nil {
+		return "", err
+	}
+	return tmp, nil
 }

@@ -36,7 +36,19 @@ func TestIsolatedEnvIsAnAllowList(t *testing.T) {
 	if got["PATH"] != "/usr/local/bin:/usr/bin:/bin" || got["TZ"] != "Europe/Berlin" {
 		t.Errorf("PATH %q TZ %q", got["PATH"], got["TZ"])
 	}
-	for _, k := range []string{"HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME", "TMPDIR"} {
+	// TMPDIR is short (sockets go there), private, and this run folder's.
+	tmp := got["TMPDIR"]
+	if info, err := os.Stat(tmp); err != nil || info.Mode().Perm() != 0o700 || len(tmp)+60 > 107 {
+		t.Errorf("TMPDIR %q (%d bytes): %v", tmp, len(tmp), err)
+	}
+	other, err := isolatedEnv(filepath.Join(dir, "other"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(strings.Join(other, "\n"), "TMPDIR="+tmp+"\n") {
+		t.Errorf("two run folders share TMPDIR %s", tmp)
+	}
+	for _, k := range []string{"HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME"} {
 		v := got[k]
 		if !strings.HasPrefix(v, dir+string(filepath.Separator)) {
 			t.Errorf("%s=%q, want a folder in %s", k, v, dir)
