@@ -42,7 +42,10 @@ type ProbeReport struct {
 	Sent     string
 	Setup    []string
 	Requests []dialog.Exchange
-	Notes    []string
+	// DOM is the chat document's body after the test message (clipped),
+	// where the user and assistant messages are to be found.
+	DOM   string
+	Notes []string
 }
 
 // ProbeCommand is one command the plugin contributes.
@@ -182,6 +185,7 @@ func Probe(ctx context.Context, rc RunConfig, pc ProbeConfig, capture Exchanges,
 		if err := probeSend(ctx, s, u, pc.Message, &rep); err != nil {
 			rep.Notes = append(rep.Notes, "test message: "+err.Error())
 		}
+		rep.DOM = clip(w.chatDOM(ctx, u), 4000)
 	}
 	return rep, nil
 }
@@ -309,10 +313,11 @@ func probeSend(ctx context.Context, s *Session, u ui, msg string, rep *ProbeRepo
 		// it elsewhere: pick each option in turn, and send again if picking
 		// alone sends nothing. The view may have filled its pickers since
 		// it was first listed.
-		if els, err := w.elements(ctx, u); err == nil {
-			rep.Elements = els
+		els := rep.Elements
+		if now, err := w.elements(ctx, u); err == nil {
+			els = now
 		}
-		for _, e := range rep.Elements {
+		for _, e := range els {
 			if e.Kind != "select" {
 				continue
 			}

@@ -205,6 +205,9 @@ func printProbe(w io.Writer, r driver.ProbeReport) {
 		}
 		fmt.Fprintf(w, "  %d: %s\n", i+1, body)
 	}
+	if r.DOM != "" {
+		fmt.Fprintf(w, "chat view after the test message (for answer.user, answer.selector, answer.text, answer.done):\n%s\n", r.DOM)
+	}
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}
