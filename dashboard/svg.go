@@ -25,7 +25,7 @@ func esc(s string) string { return template.HTMLEscapeString(s) }
 // HBars draws horizontal bars scaled to max(values, ref); ref > 0 adds a
 // dashed reference line labelled refLabel.
 func HBars(name string, bars []Bar, ref float64, refLabel string) template.HTML {
-	const labelW, barW, rowH, textW = 130, 260, 22, 90
+	const labelW, barW, rowH, textW = 180, 260, 22, 90
 	hi := ref
 	for _, b := range bars {
 		hi = math.Max(hi, b.Value)
