@@ -16,9 +16,10 @@ import (
 // TestTasksExecutionJudgeThroughEditor makes tasks from the Python fixture
 // (trace, plan, build), drives one task-derived config in the real editor
 // with two models — one answers correctly, one with code that reads as
-// well but is wrong — and re-judges the recorded dialogue with the
-// execution judge: the correct answer keeps 5, the wrong one gets
-// tests_fail and the failing test's output in its verdict.
+// well but is wrong — with the execution judge live (drive --tasks: the
+// editor is shown the passing answer), and re-judges the recorded
+// dialogue with it (judge --tasks): the correct answer keeps 5, the wrong
+// one gets tests_fail and the failing test's output in its verdict.
 func TestTasksExecutionJudgeThroughEditor(t *testing.T) {
 	root, err := filepath.Abs("../..")
 	if err != nil {
@@ -81,14 +82,33 @@ func TestTasksExecutionJudgeThroughEditor(t *testing.T) {
 		return llmtest.Reply{Text: correct}
 	})
 	poolCfg := filepath.Join(tmp, "pool.yaml")
+	// coder-wrong is listed first: on a tie (both read well) the judge
+	// shows the first member's answer, so only the execution judge makes
+	// the editor show coder-right's
 	yaml := "pool:\n  members:\n" +
-		"    - {name: coder-right, base_url: " + model.URL + ", model: coder-right}\n" +
-		"    - {name: coder-wrong, base_url: " + model.URL + ", model: coder-wrong}\n"
+		"    - {name: coder-wrong, base_url: " + model.URL + ", model: coder-wrong}\n" +
+		"    - {name: coder-right, base_url: " + model.URL + ", model: coder-right}\n"
 	if err := os.WriteFile(poolCfg, []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	run := filepath.Join(tmp, "run")
-	dfl("drive", "--root", root, "--config", poolCfg, "--configs", one, "--out", run)
+	dfl("drive", "--root", root, "--config", poolCfg, "--configs", one, "--out", run, "--tasks", work)
+	// live: the execution judge ran while driving, so the editor was shown
+	// the answer whose tests pass
+	live, _, err := readDialogues(filepath.Join(run, "dialogues.jsonl"))
+	if err != nil || len(live) != 1 || len(live[0].Turns) == 0 {
+		t.Fatalf("recorded dialogues: %d, err %v", len(live), err)
+	}
+	if got := live[0].Turns[0].Answer; got != correct {
+		t.Errorf("the editor was shown %q, want the correct answer", got)
+	}
+	for _, v := range live[0].Turns[0].Verdicts {
+		m := live[0].Turns[0].Candidates[v.Candidate].Member
+		t.Logf("live verdict of %s: score %v, deductions %v", m, v.Score, v.Deductions)
+		if m == "coder-wrong" && (v.Score == 5 || v.Execution == nil || v.Execution.Passed) {
+			t.Errorf("live verdict of the wrong answer: score %v, execution %+v", v.Score, v.Execution)
+		}
+	}
 	judged := filepath.Join(tmp, "judged.jsonl")
 	t.Log(dfl("judge", "--config", poolCfg, "--in", filepath.Join(run, "dialogues.jsonl"), "--out", judged, "--rules-only", "--tasks", work))
 
