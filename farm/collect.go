@@ -118,6 +118,7 @@ func (q *Queue) Collect(ctx context.Context, cfg CollectConfig, log *zap.Logger)
 		}()
 	}
 	handle := func(it item) error {
+		prog.Elapsed = time.Since(start)
 		var err error
 		switch it.kind {
 		case "result":
@@ -134,7 +135,6 @@ func (q *Queue) Collect(ctx context.Context, cfg CollectConfig, log *zap.Logger)
 		if err := it.msg.Ack(); err != nil {
 			log.Warn("ack collected message", zap.String("subject", it.msg.Subject()), zap.Error(err))
 		}
-		prog.Elapsed = time.Since(start)
 		return nil
 	}
 	for len(remaining) > 0 {

@@ -143,12 +143,21 @@ func collect(tb testing.TB, q *Queue, run string, want []string, recs Records, a
 	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
+	var firstElapsed time.Duration = -1
 	cfg := CollectConfig{Run: run, Want: want, Records: recs,
 		Attempts: func(v any) error { *attempts = append(*attempts, v.(Attempt)); return nil },
-		Dead:     func(v any) error { *dead = append(*dead, v.(DeadLetter)); return nil }}
+		Dead:     func(v any) error { *dead = append(*dead, v.(DeadLetter)); return nil },
+		Progress: func(p Progress) {
+			if p.Done == 1 {
+				firstElapsed = p.Elapsed
+			}
+		}}
 	prog, err := q.Collect(ctx, cfg, zaptest.NewLogger(tb))
 	if err != nil {
 		tb.Fatalf("collect: %v (progress %+v)", err, prog)
+	}
+	if len(want) > 0 && firstElapsed <= 0 {
+		tb.Errorf("the first progress report says %s elapsed", firstElapsed)
 	}
 	return prog
 }
