@@ -1,0 +1,133 @@
+package driver
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/go-rod/rod/lib/input"
+
+	"dialogfarm/adapter"
+	"dialogfarm/dialog"
+)
+
+// setupSteps opens the workspace and file, places the cursor, selects, and
+// opens the assistant by the config's trigger.
+func (s *Session) setupSteps(cfg dialog.ChatConfig, a *adapter.Adapter, src *sourceFile, base *counts) Steps {
+	t := s.timeouts
+	steps := Steps{
+		{Name: "open_workspace", Timeout: t.Load, Do: func(ctx context.Context) error { return s.open(ctx, cfg.Repo, a) }},
+		{Name: "reset", Timeout: t.Step, Do: s.reset},
+	}
+	// Other files the question refers to are opened first, as tabs behind
+	// the file the developer works in.
+	for _, f := range cfg.OpenFiles {
+		steps = append(steps, Step{Name: "open_other_file", Timeout: t.Step, Do: func(ctx context.Context) error { return s.win.openFile(ctx, f) }})
+	}
+	steps = append(steps, Step{Name: "open_file", Timeout: t.Step, Do: func(ctx context.Context) error { return s.win.openFile(ctx, cfg.File) }})
+	if cfg.Cursor == nil && cfg.Selection == nil {
+		// No position asked for: the cursor goes to the top of the file
+		// (Ctrl+Home), not wherever Quick Open's history put it.
+		steps = append(steps, Step{Name: "cursor", Timeout: t.Step, Do: func(ctx context.Context) error {
+			if err := s.win.keys(input.ControlLeft, input.Home); err != nil {
+				return err
+			}
+			return s.win.waitStatus(ctx, "Ln 1, Col 1")
+		}})
+	}
+	if c := cfg.Cursor; c != nil {
+		steps = append(steps, Step{Name: "cursor", Timeout: t.Step, Do: func(ctx context.Context) error {
+			return s.win.goTo(ctx, c.Line, c.Col, src.visualCol(*c))
+		}})
+	}
+	if sel := cfg.Selection; sel != nil {
+		steps = append(steps, Step{Name: "select", Timeout: t.Step, Do: func(ctx context.Context) error {
+			return s.selectRange(ctx, src, *sel)
+		}})
+	}
+	steps = append(steps, Step{Name: "trigger_" + cfg.Trigger, Timeout: t.Step, Do: func(ctx context.Context) error {
+		return s.trigger(ctx, cfg, a, base)
+	}})
+	if len(a.Setup) > 0 {
+		steps = append(steps, Step{Name: "plugin_setup", Timeout: t.Step, Do: func(ctx context.Context) error {
+			u := uiOf(a)
+			if err := s.win.waitFor(ctx, "the chat view is ready", js("ui", `return !!chatDoc(ui);`, jsChatDoc), u); err != nil {
+				return err
+			}
+			return s.win.runSetup(ctx, u, a.Setup)
+		}})
+	}
+	return steps
+}
+
+// selectRange selects from start to end with the keyboard: go to start,
+// Shift+Down to the end line, then Shift+End and Shift+Left to the end
+// column. It waits for the status bar to count the selected characters.
+func (s *Session) selectRange(ctx context.Context, src *sourceFile, sel dialog.Selection) error {
+	if err := s.win.goTo(ctx, sel.Start.Line, sel.Start.Col, src.visualCol(sel.Start)); err != nil {
+		return err
+	}
+	shift := input.ShiftLeft
+	if err := s.win.repeat(sel.End.Line-sel.Start.Line, input.ArrowDown, shift); err != nil {
+		return err
+	}
+	if !(sel.Start.Col == 1 && sel.End.Col == 1) {
+		if err := s.win.keys(shift, input.End); err != nil {
+			return err
+		}
+		if err := s.win.repeat(src.lineLen(sel.End.Line)-(sel.End.Col-1), input.ArrowLeft, shift); err != nil {
+			return err
+		}
+	}
+	n := src.selectedCount(sel)
+	want := fmt.Sprintf("Ln %d, Col %d (%d selected)", sel.End.Line, src.visualCol(sel.End), n)
+	return s.win.waitStatus(ctx, want)
+}
+
+// trigger opens the assistant the way the config says. For a command
+// instruction the command sends its template at once; otherwise the chat
+// view ends up shown, ready for typing.
+func (s *Session) trigger(ctx context.Context, cfg dialog.ChatConfig, a *adapter.Adapter, base *counts) error {
+	u := uiOf(a)
+	s.last = a
+	if sel := a.Extension.Ready; sel != "" {
+		if err := s.win.waitFor(ctx, "the plugin is ready ("+sel+")", `(sel) => !!document.querySelector(sel)`, sel); err != nil {
+			return err
+		}
+	}
+	var err error
+	if base.user, base.answers, err = s.win.counts(ctx, u); err != nil {
+		return err
+	}
+	var c adapter.Command
+	if cfg.Instruction == dialog.InstructionCommand {
+		c, _ = a.CommandFor(cfg.Turns[0].Query)
+	} else {
+		c = a.Open.Command
+	}
+	switch cfg.Trigger {
+	case dialog.TriggerPanel:
+		if err = s.win.clickActivity(ctx, a.Open.ActivityBar); err == nil {
+			if err = s.win.waitChat(ctx, u); err == nil {
+				err = s.win.clickInChat(ctx, u, a.Input.Selector)
+			}
+		}
+	case dialog.TriggerPalette:
+		err = s.win.runCommand(ctx, c.Title)
+	case dialog.TriggerKeybinding:
+		var keys []input.Key
+		if keys, err = parseKeys(c.Keybinding); err == nil {
+			err = s.win.keys(keys...)
+		}
+	case dialog.TriggerContextMenu:
+		err = s.win.contextMenu(ctx, c.Menu)
+	default:
+		err = fmt.Errorf("%w: unknown trigger %q", ErrConfig, cfg.Trigger)
+	}
+	if err != nil {
+		return err
+	}
+	if cfg.Instruction == dialog.InstructionCommand {
+		return nil // the command sent its query; the turn waits for it
+	}
+	return s.win.waitChat(ctx, u)
+}
