@@ -104,7 +104,7 @@ func Build(ctx context.Context, in io.Reader, dir string, opt Options) (Stats, e
 	if err != nil {
 		return Stats{}, err
 	}
-	samples, st, err := selectSamples(ctxReader{ctx, in}, opt)
+	samples, st, err := selectSamples(dialog.ContextReader(ctx, in), opt)
 	if err != nil {
 		return st, err
 	}
@@ -243,19 +243,6 @@ func gate(ctx context.Context, samples []*sample, tok *Tokenizer, opt Options, s
 		kept = append(kept, s)
 	}
 	return kept, nil
-}
-
-// ctxReader reads r until ctx ends.
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (c ctxReader) Read(p []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return c.r.Read(p)
 }
 
 func ids(samples []*sample) []string {

@@ -3,6 +3,7 @@ package dialog
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -96,4 +97,20 @@ func ReadJSONL(r io.Reader, fn func(n int, line []byte) error) (torn bool, err e
 			return false, err
 		}
 	}
+}
+
+// ContextReader reads r until ctx ends, so a long read of a large file
+// stops at a signal.
+func ContextReader(ctx context.Context, r io.Reader) io.Reader { return ctxReader{ctx, r} }
+
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
 }

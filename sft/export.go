@@ -235,7 +235,7 @@ func ExportFiles(ctx context.Context, inPath, outPath string, opt Options) (Summ
 	if opt.Meta == MetaSidecar {
 		sidecar = &meta
 	}
-	sum, err := Export(ctxReader{ctx, in}, &out, sidecar, opt)
+	sum, err := Export(dialog.ContextReader(ctx, in), &out, sidecar, opt)
 	if err == nil {
 		err = ctx.Err()
 	}
@@ -249,19 +249,6 @@ func ExportFiles(ctx context.Context, inPath, outPath string, opt Options) (Summ
 		return sum, writeAtomic(SidecarPath(outPath), meta.Bytes())
 	}
 	return sum, nil
-}
-
-// ctxReader reads r until ctx ends.
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (c ctxReader) Read(p []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return c.r.Read(p)
 }
 
 // writeAtomic writes data to path through a temporary file in its folder.
