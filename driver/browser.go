@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-rod/rod"
 	"github.com/go-rod/rod/lib/launcher"
+	"github.com/go-rod/rod/lib/launcher/flags"
 	"github.com/go-rod/rod/lib/proto"
 	"go.uber.org/zap"
 
@@ -71,17 +72,14 @@ func LaunchBrowser(ctx context.Context, cfg BrowserConfig, log *zap.Logger) (*Br
 		// DevTools: rod speaks it over a websocket (it has no pipe
 		// transport), so the port is random and on loopback only.
 		RemoteDebuggingPort(0).
-		Set("remote-debugging-address", "127.0.0.1").
-		Set("disable-gpu").
-		Set("disable-quic").
-		Set("no-first-run").
-		Set("disable-background-networking").
-		Set("disable-component-update").
-		Set("disable-sync").
-		Set("disable-default-apps").
-		Set("disable-features", "Translate,MediaRouter,OptimizationHints").
-		Set("window-size", fmt.Sprintf("%d,%d", cfg.Width, cfg.Height)).
 		Delete("enable-automation")
+	for _, f := range chromiumFlags(cfg) {
+		if f.Value == "" {
+			l.Set(flags.Flag(f.Name))
+		} else {
+			l.Set(flags.Flag(f.Name), f.Value)
+		}
+	}
 	u, err := l.Launch()
 	if err != nil {
 		return nil, fmt.Errorf("launch chromium %s: %w", cfg.Bin, err)

@@ -1,0 +1,26 @@
+package driver
+
+import "fmt"
+
+// chromiumFlag is one Chromium command-line switch; an empty Value is a bare
+// switch ("--no-first-run").
+type chromiumFlag struct{ Name, Value string }
+
+// chromiumFlags are the switches every browser backend launches Chromium
+// with, beside the ones a backend sets itself (headless, profile folder,
+// DevTools endpoint): off the network, no first-run UI, and what cuts the
+// cost of drawing a workbench.
+func chromiumFlags(cfg BrowserConfig) []chromiumFlag {
+	return []chromiumFlag{
+		{Name: "remote-debugging-address", Value: "127.0.0.1"},
+		{Name: "disable-gpu"},
+		{Name: "disable-quic"},
+		{Name: "no-first-run"},
+		{Name: "disable-background-networking"},
+		{Name: "disable-component-update"},
+		{Name: "disable-sync"},
+		{Name: "disable-default-apps"},
+		{Name: "disable-features", Value: "Translate,MediaRouter,OptimizationHints"},
+		{Name: "window-size", Value: fmt.Sprintf("%d,%d", cfg.Width, cfg.Height)},
+	}
+}
