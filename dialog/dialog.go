@@ -207,8 +207,11 @@ type Dialogue struct {
 	Auxiliary []Exchange `json:"auxiliary,omitempty"`
 	Versions  Versions   `json:"versions"`
 	Session   string     `json:"session,omitempty"`
-	StartedAt time.Time  `json:"started_at"`
-	Seconds   float64    `json:"seconds"`
+	// Worker names the farm worker process that drove the dialogue
+	// (host-pid), so records of a farm of many machines say which one.
+	Worker    string    `json:"worker,omitempty"`
+	StartedAt time.Time `json:"started_at"`
+	Seconds   float64   `json:"seconds"`
 }
 
 // Candidate is one answer a pool member proposed for a captured request.

@@ -219,3 +219,34 @@ func TestClusterSurvivesANodeStopping(t *testing.T) {
 		}
 	}
 }
+
+// A server that lets only its listed users in still sets up its own
+// streams over its in-process connection (farm serve --users does), and
+// ":0" listens on a free port rather than NATS's default 4222.
+func TestServerWithUsersConnectsInProcess(t *testing.T) {
+	dir := t.TempDir()
+	workerPub, _ := userKey(t, dir, "worker")
+	srv, err := StartServer(context.Background(), ServerConfig{StoreDir: filepath.Join(dir, "store"), Listen: "127.0.0.1:0",
+		Users: []User{{Nkey: workerPub, Role: "worker"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Shutdown()
+	if srv.ClientURL() == "nats://127.0.0.1:4222" || srv.ClientURL() == "" {
+		t.Errorf("listen 127.0.0.1:0 gave %q, want a free port", srv.ClientURL())
+	}
+	nc, err := srv.Connect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	js, _ := JetStream(nc)
+	if _, err := Setup(ctx, js, DefaultQueueConfig()); err != nil {
+		t.Fatalf("set up the streams over the in-process connection: %v", err)
+	}
+	if _, err := Dial(ctx, ClientConfig{URL: srv.ClientURL()}); err == nil {
+		t.Error("an anonymous client was let in over the network")
+	}
+}

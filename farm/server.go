@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nkeys"
 )
 
 // ServerConfig configures an embedded NATS server with JetStream.
@@ -50,6 +51,10 @@ type User struct {
 // Server is a running embedded NATS server.
 type Server struct {
 	ns *server.Server
+	// own is the in-process connection's NKey when the server requires
+	// authentication: a coordinator made for this process only, so
+	// Connect works on a server that lets only its listed users in.
+	own nkeys.KeyPair
 }
 
 // StartServer starts an embedded NATS server with JetStream and waits until
@@ -95,6 +100,19 @@ func StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 		opts.TLS = true
 		opts.TLSVerify = cfg.TLS.ClientAuth == tls.RequireAndVerifyClientCert
 	}
+	var own nkeys.KeyPair
+	if len(cfg.Users) > 0 {
+		kp, err := nkeys.CreateUser()
+		if err != nil {
+			return nil, fmt.Errorf("make the farm server's own NKey: %w", err)
+		}
+		pub, err := kp.PublicKey()
+		if err != nil {
+			return nil, fmt.Errorf("make the farm server's own NKey: %w", err)
+		}
+		own = kp
+		cfg.Users = append(cfg.Users[:len(cfg.Users):len(cfg.Users)], User{Nkey: pub, Role: "coordinator"})
+	}
 	for _, u := range cfg.Users {
 		perms, err := permissions(u.Role)
 		if err != nil {
@@ -115,12 +133,21 @@ func StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 		ns.Shutdown()
 		return nil, errors.New("start farm server: not ready for connections in time")
 	}
-	return &Server{ns: ns}, nil
+	return &Server{ns: ns, own: own}, nil
 }
 
-// Connect opens an in-process client connection.
+// Connect opens an in-process client connection (as the server's own
+// coordinator when it requires authentication).
 func (s *Server) Connect() (*nats.Conn, error) {
-	nc, err := nats.Connect(s.ns.ClientURL(), nats.InProcessServer(s.ns), nats.Name("dialogfarm"))
+	opts := []nats.Option{nats.InProcessServer(s.ns), nats.Name("dialogfarm")}
+	if s.own != nil {
+		pub, err := s.own.PublicKey()
+		if err != nil {
+			return nil, fmt.Errorf("connect to the embedded farm server: %w", err)
+		}
+		opts = append(opts, nats.Nkey(pub, s.own.Sign))
+	}
+	nc, err := nats.Connect(s.ns.ClientURL(), opts...)
 	if err != nil {
 		return nil, fmt.Errorf("connect to the embedded farm server: %w", err)
 	}
@@ -226,6 +253,9 @@ func splitHostPort(addr string) (string, int, error) {
 	port, err := strconv.Atoi(p)
 	if err != nil {
 		return "", 0, fmt.Errorf("port %q: %w", p, err)
+	}
+	if port == 0 {
+		port = server.RANDOM_PORT // ":0" is any free port, as with net.Listen (NATS would take 0 as its default)
 	}
 	if host == "" {
 		host = "0.0.0.0"

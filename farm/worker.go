@@ -191,6 +191,7 @@ func (w *Worker) handle(ctx context.Context, slot int, msg jetstream.Msg) {
 		return
 	}
 	d := out.Dialogue
+	d.Worker = w.cfg.ID
 	w.metrics.observe(d)
 	if d.Status != dialog.StatusOK && out.Retry && attempt < job.MaxAttempts {
 		delay := w.cfg.Backoff[min(attempt-1, len(w.cfg.Backoff)-1)]

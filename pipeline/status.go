@@ -29,7 +29,8 @@ type RunStatus struct {
 	ETA       time.Duration `json:"eta_ns"`
 	// Failures counts failed records by class: the step they failed at.
 	Failures map[string]int `json:"failures"`
-	// Sessions counts records per simulator.
+	// Sessions counts records per simulator: its window, prefixed with
+	// its worker process on a farm ("host-pid/s1").
 	Sessions map[string]int `json:"sessions"`
 	Last     time.Time      `json:"last"`
 }
@@ -61,8 +62,11 @@ func ReadRunStatus(out string) (RunStatus, error) {
 			st.Failed++
 			st.Failures[d.FailedStep]++
 		}
-		if d.Session != "" {
-			st.Sessions[d.Session]++
+		if sim := d.Session; sim != "" {
+			if d.Worker != "" {
+				sim = d.Worker + "/" + sim
+			}
+			st.Sessions[sim]++
 		}
 		if !d.StartedAt.IsZero() && (first.IsZero() || d.StartedAt.Before(first)) {
 			first = d.StartedAt

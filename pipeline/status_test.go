@@ -21,7 +21,7 @@ func TestReadRunStatus(t *testing.T) {
 	write(DialoguesFile, `{"config_id":"a","status":"ok","session":"s1","started_at":"`+t0+`","seconds":10}`+"\n"+
 		`{"config_id":"b","status":"failed","failed_step":"turn1_answer","session":"s2","started_at":"`+t0+`","seconds":20}`+"\n"+
 		`{"config_id":"c","status":"failed","failed_step":"dead_letter","started_at":"`+t1+`","seconds":0}`+"\n"+
-		`{"config_id":"d","status":"ok","session":"s1","started_at":"`+t1+`","seconds":50}`+"\n"+
+		`{"config_id":"d","status":"ok","session":"s1","worker":"farm-2-77","started_at":"`+t1+`","seconds":50}`+"\n"+
 		`{"config_id":"e","sta`) // torn by a kill
 	write(AttemptsFile, `{"config_id":"b"}`+"\n"+`{"config_id":"b"}`+"\n")
 	st, err := ReadRunStatus(dir)
@@ -37,7 +37,7 @@ func TestReadRunStatus(t *testing.T) {
 	}
 	text := st.Text()
 	for _, want := range []string{"4 of 6 configs recorded: 2 ok, 1 failed, 1 dead-lettered; 2 failed attempts retried",
-		"failures by class: dead_letter 1, turn1_answer 1\n", "records per simulator: s1 2, s2 1\n"} {
+		"failures by class: dead_letter 1, turn1_answer 1\n", "records per simulator: farm-2-77/s1 1, s1 1, s2 1\n"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("status text lacks %q:\n%s", want, text)
 		}

@@ -107,7 +107,7 @@ nothing else) and --tls-cert/--tls-key to require TLS.`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return a.farmServe(cmd.Context()) },
 	}
 	f := serve.Flags()
-	f.String("listen", "127.0.0.1:4222", "client address (host:port)")
+	f.String("listen", "127.0.0.1:4222", "client address (host:port; port 0: any free port, printed when serving)")
 	f.String("store", "farm-store", "JetStream file store folder")
 	f.String("name", "", "server name (unique in a cluster; default the host name)")
 	f.String("cluster", "", "this node's cluster address (host:port) for a cluster of farm servers")
