@@ -69,7 +69,7 @@ func saveArtifacts(ctx context.Context, dir string, s *Session, d dialog.Dialogu
 	}
 	var dom strings.Builder
 	if res, err := s.win.eval(ctx, jsFailureDOM); err == nil {
-		dom.WriteString(res.Value.Str())
+		dom.WriteString(res.Str())
 	} else {
 		errs = append(errs, "dom: "+err.Error())
 	}

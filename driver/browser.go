@@ -2,18 +2,9 @@ package driver
 
 import (
 	"context"
-	"fmt"
-	"os"
-	"path/filepath"
-	"sync"
+	"encoding/json"
 
-	"github.com/go-rod/rod"
-	"github.com/go-rod/rod/lib/launcher"
-	"github.com/go-rod/rod/lib/launcher/flags"
-	"github.com/go-rod/rod/lib/proto"
 	"go.uber.org/zap"
-
-	"dialogfarm/internal/runfiles"
 )
 
 // BrowserConfig says how to launch Chromium.
@@ -33,122 +24,67 @@ func DefaultBrowserConfig() BrowserConfig {
 	return BrowserConfig{Bin: "/usr/bin/chromium", Headless: true, Width: 1400, Height: 900}
 }
 
-// Browser is a Chromium process controlled through the DevTools protocol.
-type Browser struct {
-	cfg      BrowserConfig
-	launcher *launcher.Launcher
-	rod      *rod.Browser
-	version  string
-	control  string         // the DevTools websocket URL
-	dialogs  sync.WaitGroup // dialog-accepting loops, one per window
+// browser is a Chromium process as the driver uses it, whichever library
+// speaks the DevTools protocol to it.
+type browser interface {
+	// NewWindow opens a separate window (not a background tab: background
+	// tabs are throttled) with focus emulation on, so that several
+	// simulators can each believe they have focus, and JavaScript dialogs
+	// accepted as they open.
+	NewWindow(ctx context.Context) (page, error)
+	// PID is the browser's main process id.
+	PID() int
+	// Version is the browser's product string, e.g. "Chrome/156.0.8078.108".
+	Version() string
+	// Close ends the browser; the profile stays in the run folder.
+	Close()
 }
 
-// LaunchBrowser starts Chromium with flags that keep it off the network and
-// away from first-run UI.
-func LaunchBrowser(ctx context.Context, cfg BrowserConfig, log *zap.Logger) (*Browser, error) {
-	if _, err := os.Stat(cfg.Bin); err != nil {
-		return nil, fmt.Errorf("launch chromium: %w (run `make setup`)", err)
-	}
-	profile := filepath.Join(cfg.Dir, "chromium-profile")
-	if err := runfiles.MkdirAll(profile); err != nil {
-		return nil, fmt.Errorf("launch chromium: %w", err)
-	}
-	var display []string
-	if !cfg.Headless {
-		display = displayEnv
-	}
-	env, err := isolatedEnv(cfg.Dir, display...)
-	if err != nil {
-		return nil, fmt.Errorf("launch chromium: %w", err)
-	}
-	l := launcher.New().
-		Context(ctx).
-		Bin(cfg.Bin).
-		Headless(cfg.Headless).
-		NoSandbox(true).
-		Leakless(false).
-		UserDataDir(profile).
-		Env(env...).
-		// DevTools: rod speaks it over a websocket (it has no pipe
-		// transport), so the port is random and on loopback only.
-		RemoteDebuggingPort(0).
-		Delete("enable-automation")
-	for _, f := range chromiumFlags(cfg) {
-		if f.Value == "" {
-			l.Set(flags.Flag(f.Name))
-		} else {
-			l.Set(flags.Flag(f.Name), f.Value)
-		}
-	}
-	u, err := l.Launch()
-	if err != nil {
-		return nil, fmt.Errorf("launch chromium %s: %w", cfg.Bin, err)
-	}
-	// Connect with the caller's context only for the handshake: the
-	// browser outlives this call.
-	b := rod.New().ControlURL(u).NoDefaultDevice()
-	if err := b.Connect(); err != nil {
-		l.Kill()
-		return nil, fmt.Errorf("connect to chromium: %w", err)
-	}
-	v, err := b.Version()
-	if err != nil {
-		l.Kill()
-		return nil, fmt.Errorf("chromium version: %w", err)
-	}
-	log.Info("chromium started", zap.String("version", v.Product), zap.Int("pid", l.PID()))
-	return &Browser{cfg: cfg, launcher: l, rod: b, version: v.Product, control: u}, nil
+// page is one browser window as the driver's steps use it: the few
+// DevTools calls a person's actions and the driver's observations need.
+type page interface {
+	// Eval calls the JS function expression fn with args (JSON values) in
+	// the top document, awaits the promise it returns and gives its value
+	// as JSON ("null" for undefined).
+	Eval(ctx context.Context, fn string, args ...any) (json.RawMessage, error)
+	// Navigate starts loading url; it does not wait for the load.
+	Navigate(ctx context.Context, url string) error
+	// Key dispatches one key event.
+	Key(ctx context.Context, e keyEvent) error
+	// InsertText types text as a paste or an IME would.
+	InsertText(ctx context.Context, text string) error
+	// Mouse dispatches one mouse event.
+	Mouse(ctx context.Context, e mouseEvent) error
+	// Screenshot returns a PNG of the window.
+	Screenshot(ctx context.Context) ([]byte, error)
+	// Close closes the window.
+	Close() error
 }
 
-// Version is the browser's product string, e.g. "Chrome/156.0.8078.108".
-func (b *Browser) Version() string { return b.version }
+// point is a position in page coordinates (CSS pixels).
+type point struct{ X, Y float64 }
 
-// NewWindow opens a separate window (not a background tab: background tabs
-// are throttled) with focus emulation on, so that several simulators can
-// each believe they have focus.
-func (b *Browser) NewWindow() (*rod.Page, error) {
-	w, h := b.cfg.Width, b.cfg.Height
-	t, err := proto.TargetCreateTarget{URL: "about:blank", NewWindow: true, Width: &w, Height: &h}.Call(b.rod)
-	if err != nil {
-		return nil, fmt.Errorf("open browser window: %w", err)
-	}
-	page, err := b.rod.PageFromTarget(t.TargetID)
-	if err != nil {
-		return nil, fmt.Errorf("attach to browser window: %w", err)
-	}
-	if err := (proto.EmulationSetFocusEmulationEnabled{Enabled: true}).Call(page); err != nil {
-		return nil, fmt.Errorf("enable focus emulation: %w", err)
-	}
-	if err := (proto.EmulationSetDeviceMetricsOverride{Width: w, Height: h, DeviceScaleFactor: 1}).Call(page); err != nil {
-		return nil, fmt.Errorf("size browser window: %w", err)
-	}
-	// Accept JavaScript dialogs (an editor left dirty by a failed config
-	// asks "leave site?" on reload), so that no dialog blocks the window.
-	// The loop ends when the page or the browser goes away.
-	wait := page.EachEvent(func(e *proto.PageJavascriptDialogOpening) {
-		_ = proto.PageHandleJavaScriptDialog{Accept: true}.Call(page)
-	})
-	b.dialogs.Add(1)
-	go func() {
-		defer b.dialogs.Done()
-		wait()
-	}()
-	return page, nil
+// mouseButton is "left" or "right".
+type mouseButton string
+
+const (
+	mouseLeft  mouseButton = "left"
+	mouseRight mouseButton = "right"
+)
+
+// mouseEvent is one Input.dispatchMouseEvent of the DevTools protocol.
+type mouseEvent struct {
+	// Type is "mouseMoved", "mousePressed" or "mouseReleased".
+	Type string
+	X, Y float64
+	// Button is the button that changed ("none" for a move); Buttons is
+	// the mask of the buttons held after the event (1 left, 2 right).
+	Button     mouseButton
+	Buttons    int
+	ClickCount int
 }
 
-// Alive reports whether the browser still answers.
-func (b *Browser) Alive() bool {
-	_, err := b.rod.Version()
-	return err == nil
-}
-
-// PID is the browser's main process id.
-func (b *Browser) PID() int { return b.launcher.PID() }
-
-// Close ends the browser and removes nothing: the profile stays in the run
-// folder for inspection.
-func (b *Browser) Close() {
-	_ = b.rod.Close()
-	b.launcher.Kill()
-	b.dialogs.Wait()
+// launchBrowser starts Chromium with the go-rod backend.
+func launchBrowser(ctx context.Context, cfg BrowserConfig, log *zap.Logger) (browser, error) {
+	return LaunchRod(ctx, cfg, log)
 }

@@ -98,15 +98,15 @@ func checkLockdown(t *testing.T, ctx context.Context, r *Runner, out string) {
 	})
 
 	t.Run("a second window needs no login", func(t *testing.T) {
-		page, err := r.browser.NewWindow()
+		wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+		defer cancel()
+		page, err := r.browser.NewWindow(wctx)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer page.Close()
 		w := &window{page: page}
-		wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-		defer cancel()
-		if err := page.Context(wctx).Navigate(r.editor.URL() + "/?folder=" + url.QueryEscape(filepath.Join(out, "workspaces"))); err != nil {
+		if err := w.navigate(wctx, r.editor.URL()+"/?folder="+url.QueryEscape(filepath.Join(out, "workspaces"))); err != nil {
 			t.Fatal(err)
 		}
 		start := time.Now()
@@ -122,9 +122,10 @@ func checkLockdown(t *testing.T, ctx context.Context, r *Runner, out string) {
 	})
 
 	t.Run("DevTools listens on loopback and refuses web pages", func(t *testing.T) {
-		u, err := url.Parse(r.browser.control)
+		control := r.browser.(*RodBrowser).control
+		u, err := url.Parse(control)
 		if err != nil || u.Hostname() != "127.0.0.1" {
-			t.Fatalf("DevTools at %q (%v)", r.browser.control, err)
+			t.Fatalf("DevTools at %q (%v)", control, err)
 		}
 		try := func(path string, header map[string]string) int {
 			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+u.Host+path, nil)
@@ -283,14 +284,14 @@ func checkNoAutomaticTasks(t *testing.T, ctx context.Context, r *Runner, out str
 	// open shows the repository in a new window and returns once the
 	// workbench has loaded its extensions and shows the folder.
 	open := func() func() {
-		page, err := r.browser.NewWindow()
+		wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+		defer cancel()
+		page, err := r.browser.NewWindow(wctx)
 		if err != nil {
 			t.Fatal(err)
 		}
 		w := &window{page: page}
-		wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-		defer cancel()
-		if err := page.Context(wctx).Navigate(r.editor.URL() + "/?folder=" + url.QueryEscape(repo)); err != nil {
+		if err := w.navigate(wctx, r.editor.URL()+"/?folder="+url.QueryEscape(repo)); err != nil {
 			t.Fatal(err)
 		}
 		if err := w.login(wctx, r.cfg.Editor.Password, zap.NewNop()); err != nil {

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/go-rod/rod/lib/input"
-	"github.com/go-rod/rod/lib/proto"
 	"go.uber.org/zap"
 )
 
@@ -65,7 +63,7 @@ func (w *window) typePassword(ctx context.Context, password string) error {
 		if err != nil {
 			return err
 		}
-		if err := w.click(p, proto.InputMouseButtonLeft); err != nil {
+		if err := w.click(ctx, p, mouseLeft); err != nil {
 			return err
 		}
 		quick, cancel := context.WithTimeout(ctx, 3*time.Second)
@@ -78,18 +76,18 @@ func (w *window) typePassword(ctx context.Context, password string) error {
 			break
 		}
 		if ctx.Err() != nil || attempt == 3 {
-			at, _ := w.eval(ctx, `(x, y) => {
+			at, aerr := w.eval(ctx, `(x, y) => {
 				const e = document.elementFromPoint(x, y), a = document.activeElement;
 				return (e ? e.tagName + '.' + e.className : 'nothing') + ' under the pointer, ' +
 					(a ? a.tagName + '.' + a.className : 'nothing') + ' focused';
 			}`, p.X, p.Y)
-			if at != nil {
-				return fmt.Errorf("%w (%s)", err, at.Value.Str())
+			if aerr == nil {
+				return fmt.Errorf("%w (%s)", err, at.Str())
 			}
 			return err
 		}
 	}
-	if err := w.page.InsertText(password); err != nil {
+	if err := w.page.InsertText(ctx, password); err != nil {
 		// The error must not carry the password.
 		return fmt.Errorf("type the password: %w", err)
 	}
@@ -99,7 +97,7 @@ func (w *window) typePassword(ctx context.Context, password string) error {
 	}`, len(password)); err != nil {
 		return err
 	}
-	if err := w.keys(input.Enter); err != nil {
+	if err := w.keys(ctx, keyEnter); err != nil {
 		return err
 	}
 	state, err := w.value(ctx, "the workbench shows after logging in", `() => {

@@ -5,9 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/go-rod/rod/lib/input"
-	"github.com/go-rod/rod/lib/proto"
-
 	"dialogfarm/adapter"
 )
 
@@ -116,7 +113,7 @@ func (w *window) waitChat(ctx context.Context, u ui) error {
 // inputFocused reports whether the chat input has keyboard focus now.
 func (w *window) inputFocused(ctx context.Context, u ui) bool {
 	res, err := w.eval(ctx, js("ui", `const c = chatDoc(ui); return !!c && inputFocused(ui, c);`, jsChatDoc, jsInputFocused), u)
-	return err == nil && res.Value.Bool()
+	return err == nil && res.Bool()
 }
 
 // waitChatInputFocused waits until the chat input has keyboard focus.
@@ -161,7 +158,7 @@ func (w *window) clickActivity(ctx context.Context, label string) error {
 	if err != nil {
 		return err
 	}
-	return w.click(p, proto.InputMouseButtonLeft)
+	return w.click(ctx, p, mouseLeft)
 }
 
 // clickInChat clicks the chat document's element matching selector.
@@ -173,7 +170,7 @@ func (w *window) clickInChat(ctx context.Context, u ui, selector string) error {
 	if err != nil {
 		return err
 	}
-	return w.click(p, proto.InputMouseButtonLeft)
+	return w.click(ctx, p, mouseLeft)
 }
 
 // counts reads how many user and assistant messages the chat shows; zero
@@ -183,7 +180,7 @@ func (w *window) counts(ctx context.Context, u ui) (user, answers int, err error
 	if err != nil {
 		return 0, 0, fmt.Errorf("count chat messages: %w", err)
 	}
-	return res.Value.Get("user").Int(), res.Value.Get("answers").Int(), nil
+	return res.Get("user").Int(), res.Get("answers").Int(), nil
 }
 
 // chatMessage is what the view shows for a turn's answer.
@@ -245,7 +242,7 @@ func (w *window) runSetup(ctx context.Context, u ui, steps []adapter.Action) err
 	if err != nil {
 		return fmt.Errorf("read setup state: %w", err)
 	}
-	if done.Value.Bool() {
+	if done.Bool() {
 		return nil
 	}
 	for i, st := range steps {
@@ -290,43 +287,5 @@ func (w *window) chatDOM(ctx context.Context, u ui) string {
 	if err != nil {
 		return ""
 	}
-	return res.Value.Str()
-}
-
-// keyCodes maps DOM key codes (adapter.ParseKeys) to rod keys.
-var keyCodes = func() map[string]input.Key {
-	m := map[string]input.Key{}
-	keys := []input.Key{
-		input.ControlLeft, input.AltLeft, input.ShiftLeft, input.MetaLeft, input.Enter, input.Escape, input.Tab,
-		input.Space, input.Backspace, input.Delete, input.ArrowUp, input.ArrowDown, input.ArrowLeft, input.ArrowRight,
-		input.Home, input.End, input.PageUp, input.PageDown, input.Slash, input.Period, input.Comma, input.Semicolon,
-		input.Backquote, input.F1, input.F2, input.F3, input.F4, input.F5, input.F6, input.F7, input.F8, input.F9,
-		input.F10, input.F11, input.F12,
-		input.KeyA, input.KeyB, input.KeyC, input.KeyD, input.KeyE, input.KeyF, input.KeyG, input.KeyH, input.KeyI,
-		input.KeyJ, input.KeyK, input.KeyL, input.KeyM, input.KeyN, input.KeyO, input.KeyP, input.KeyQ, input.KeyR,
-		input.KeyS, input.KeyT, input.KeyU, input.KeyV, input.KeyW, input.KeyX, input.KeyY, input.KeyZ,
-		input.Digit0, input.Digit1, input.Digit2, input.Digit3, input.Digit4, input.Digit5, input.Digit6,
-		input.Digit7, input.Digit8, input.Digit9,
-	}
-	for _, k := range keys {
-		m[k.Info().Code] = k
-	}
-	return m
-}()
-
-// parseKeys turns an adapter keybinding into rod keys.
-func parseKeys(s string) ([]input.Key, error) {
-	codes, err := adapter.ParseKeys(s)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]input.Key, len(codes))
-	for i, c := range codes {
-		k, ok := keyCodes[c]
-		if !ok {
-			return nil, fmt.Errorf("keybinding %q: key %s cannot be pressed", s, c)
-		}
-		out[i] = k
-	}
-	return out, nil
+	return res.Str()
 }

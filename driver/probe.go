@@ -154,7 +154,7 @@ func Probe(ctx context.Context, rc RunConfig, pc ProbeConfig, capture Exchanges,
 	if err != nil {
 		return rep, err
 	}
-	s, err := r.NewSession("probe")
+	s, err := r.NewSession(ctx, "probe")
 	if err != nil {
 		return rep, err
 	}
@@ -174,7 +174,7 @@ func Probe(ctx context.Context, rc RunConfig, pc ProbeConfig, capture Exchanges,
 	}
 	src, err := w.eval(ctx, js("ui", `const c = chatDoc(ui); return c ? c.frames.map(f => (f.getAttribute('src') || '').split('?')[0] + (f.id ? ' #' + f.id : '')) : [];`, jsChatDoc), u)
 	if err == nil {
-		for _, v := range src.Value.Arr() {
+		for _, v := range src.Arr() {
 			rep.FrameSources = append(rep.FrameSources, v.Str())
 		}
 	}
@@ -227,7 +227,7 @@ func (w *window) elements(ctx context.Context, u ui) ([]ProbeElement, error) {
 		return nil, fmt.Errorf("list the view's elements: %w", err)
 	}
 	var els []ProbeElement
-	if err := json.Unmarshal([]byte(res.Value.Str()), &els); err != nil {
+	if err := json.Unmarshal([]byte(res.Str()), &els); err != nil {
 		return nil, fmt.Errorf("list the view's elements: %w", err)
 	}
 	return els, nil
@@ -264,7 +264,7 @@ func probeSend(ctx context.Context, s *Session, u ui, msg string, rep *ProbeRepo
 			return err
 		}
 		if cleared(ctx, w, u, in.Selector) {
-			if err := w.insert(msg); err != nil {
+			if err := w.insert(ctx, msg); err != nil {
 				return err
 			}
 			if err := w.clickInChat(ctx, u, in.Selector); err != nil {
@@ -278,7 +278,7 @@ func probeSend(ctx context.Context, s *Session, u ui, msg string, rep *ProbeRepo
 		if err != nil {
 			return err
 		}
-		return w.keys(keys...)
+		return w.keys(ctx, keys...)
 	}
 	var sendKey, sendButton string
 	sent := false
@@ -359,5 +359,5 @@ func probeSend(ctx context.Context, s *Session, u ui, msg string, rep *ProbeRepo
 func cleared(ctx context.Context, w *window, u ui, sel string) bool {
 	res, err := w.eval(ctx, js("ui, sel", `const c = chatDoc(ui); const el = c && c.d.querySelector(sel);
 		return !!el && ((el.value !== undefined && !el.isContentEditable) ? el.value === '' : (el.textContent || '').trim() === '');`, jsChatDoc), u, sel)
-	return err == nil && res.Value.Bool()
+	return err == nil && res.Bool()
 }

@@ -115,7 +115,7 @@ type Runner struct {
 
 	mu       sync.Mutex // guards editor and browser restarts
 	editor   *Editor
-	browser  *Browser
+	browser  browser
 	loads    chan struct{} // one window loads at a time: loads saturate the CPU
 	sessions []*Session    // the simulators' windows, opened by Drive
 	lock     *FolderLock   // the run folder's lock, when Start took it
@@ -184,7 +184,7 @@ func (r *Runner) Start(ctx context.Context) error {
 		r.unlock()
 		return err
 	}
-	br, err := LaunchBrowser(ctx, r.cfg.Browser, r.log)
+	br, err := launchBrowser(ctx, r.cfg.Browser, r.log)
 	if err != nil {
 		ed.Stop()
 		r.unlock()
@@ -238,10 +238,10 @@ func (r *Runner) Versions() dialog.Versions {
 }
 
 // NewSession opens a simulator window; id names its capture session.
-func (r *Runner) NewSession(id string) (*Session, error) {
+func (r *Runner) NewSession(ctx context.Context, id string) (*Session, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	page, err := r.browser.NewWindow()
+	page, err := r.browser.NewWindow(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -290,7 +290,7 @@ func (r *Runner) Drive(ctx context.Context, configs []dialog.ChatConfig) (Summar
 	// Windows are opened before any work starts and kept for later Drive
 	// calls on this Runner.
 	for len(r.sessions) < min(r.cfg.Sessions, len(todo)) {
-		sess, err := r.NewSession(fmt.Sprintf("s%d", len(r.sessions)+1))
+		sess, err := r.NewSession(ctx, fmt.Sprintf("s%d", len(r.sessions)+1))
 		if err != nil {
 			return sum, err
 		}
@@ -402,9 +402,9 @@ func (r *Runner) refresh(ctx context.Context, sess *Session) error {
 	}
 	if !sess.win.alive(ctx) {
 		sess.log.Warn("browser window stopped answering; opening a new one")
-		_ = sess.win.page.Close()
+		_ = sess.win.close()
 		r.mu.Lock()
-		page, err := r.browser.NewWindow()
+		page, err := r.browser.NewWindow(ctx)
 		r.mu.Unlock()
 		if err != nil {
 			return fmt.Errorf("reopen browser window: %w", err)

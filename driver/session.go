@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/go-rod/rod/lib/input"
 	"go.uber.org/zap"
 
 	"dialogfarm/adapter"
@@ -125,7 +124,7 @@ func (s *Session) open(ctx context.Context, repo string, a *adapter.Adapter) err
 		return fmt.Errorf("wait for another window to load: %w", ctx.Err())
 	}
 	u := s.editorURL + "/?workspace=" + url.QueryEscape(ws)
-	if err := s.win.page.Context(ctx).Navigate(u); err != nil {
+	if err := s.win.navigate(ctx, u); err != nil {
 		return fmt.Errorf("navigate to %s: %w", u, err)
 	}
 	if err := s.win.login(ctx, s.password, s.log); err != nil {
@@ -164,20 +163,20 @@ func (s *Session) reset(ctx context.Context) error {
 	}
 	// Keyboard shortcuts and the view's own button, as a practised user
 	// would: the command palette costs a list filter each time.
-	if st.Value.Get("tabs").Int() > 0 {
-		if err := s.win.keys(input.ControlLeft, input.KeyK); err != nil {
+	if st.Get("tabs").Int() > 0 {
+		if err := s.win.keys(ctx, keyControl, keyK); err != nil {
 			return err
 		}
-		if err := s.win.keys(input.ControlLeft, input.KeyW); err != nil {
+		if err := s.win.keys(ctx, keyControl, keyW); err != nil {
 			return err
 		}
 		if err := s.win.waitFor(ctx, "no editor is open (Ctrl+K Ctrl+W)", `() => document.querySelectorAll('.editor-group-container .tab').length === 0`); err != nil {
 			return err
 		}
 	}
-	if st.Value.Get("messages").Int() > 0 {
+	if st.Get("messages").Int() > 0 {
 		var err error
-		if st.Value.Get("chatVisible").Bool() && newChat.Button != "" {
+		if st.Get("chatVisible").Bool() && newChat.Button != "" {
 			err = s.win.clickInChat(ctx, u, newChat.Button)
 		} else {
 			err = s.win.runCommand(ctx, newChat.Command)
@@ -192,8 +191,8 @@ func (s *Session) reset(ctx context.Context) error {
 			return err
 		}
 	}
-	if st.Value.Get("chatVisible").Bool() {
-		if err := s.win.keys(input.ControlLeft, input.ShiftLeft, input.KeyE); err != nil {
+	if st.Get("chatVisible").Bool() {
+		if err := s.win.keys(ctx, keyControl, keyShift, keyE); err != nil {
 			return err
 		}
 		if err := s.win.waitFor(ctx, "the explorer replaces the chat view (Ctrl+Shift+E)", js("ui", `const c = chatDoc(ui);
@@ -383,7 +382,7 @@ func (s *Session) send(ctx context.Context, a *adapter.Adapter, q string) error 
 			return err
 		}
 	}
-	if err := s.win.insert(q); err != nil {
+	if err := s.win.insert(ctx, q); err != nil {
 		return err
 	}
 	// Send only once the input holds the whole query: text that went
@@ -398,5 +397,5 @@ func (s *Session) send(ctx context.Context, a *adapter.Adapter, q string) error 
 	if err != nil {
 		return err
 	}
-	return s.win.keys(keys...)
+	return s.win.keys(ctx, keys...)
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/go-rod/rod/lib/input"
-
 	"dialogfarm/adapter"
 	"dialogfarm/dialog"
 )
@@ -28,7 +26,7 @@ func (s *Session) setupSteps(cfg dialog.ChatConfig, a *adapter.Adapter, src *sou
 		// No position asked for: the cursor goes to the top of the file
 		// (Ctrl+Home), not wherever Quick Open's history put it.
 		steps = append(steps, Step{Name: "cursor", Timeout: t.Step, Do: func(ctx context.Context) error {
-			if err := s.win.keys(input.ControlLeft, input.Home); err != nil {
+			if err := s.win.keys(ctx, keyControl, keyHome); err != nil {
 				return err
 			}
 			return s.win.waitStatus(ctx, "Ln 1, Col 1")
@@ -66,15 +64,15 @@ func (s *Session) selectRange(ctx context.Context, src *sourceFile, sel dialog.S
 	if err := s.win.goTo(ctx, sel.Start.Line, sel.Start.Col, src.visualCol(sel.Start)); err != nil {
 		return err
 	}
-	shift := input.ShiftLeft
-	if err := s.win.repeat(sel.End.Line-sel.Start.Line, input.ArrowDown, shift); err != nil {
+	shift := keyShift
+	if err := s.win.repeat(ctx, sel.End.Line-sel.Start.Line, keyArrowDown, shift); err != nil {
 		return err
 	}
 	if !(sel.Start.Col == 1 && sel.End.Col == 1) {
-		if err := s.win.keys(shift, input.End); err != nil {
+		if err := s.win.keys(ctx, shift, keyEnd); err != nil {
 			return err
 		}
-		if err := s.win.repeat(src.lineLen(sel.End.Line)-(sel.End.Col-1), input.ArrowLeft, shift); err != nil {
+		if err := s.win.repeat(ctx, src.lineLen(sel.End.Line)-(sel.End.Col-1), keyArrowLeft, shift); err != nil {
 			return err
 		}
 	}
@@ -114,9 +112,9 @@ func (s *Session) trigger(ctx context.Context, cfg dialog.ChatConfig, a *adapter
 	case dialog.TriggerPalette:
 		err = s.win.runCommand(ctx, c.Title)
 	case dialog.TriggerKeybinding:
-		var keys []input.Key
+		var keys []key
 		if keys, err = parseKeys(c.Keybinding); err == nil {
-			err = s.win.keys(keys...)
+			err = s.win.keys(ctx, keys...)
 		}
 	case dialog.TriggerContextMenu:
 		err = s.win.contextMenu(ctx, c.Menu)

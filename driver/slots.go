@@ -9,9 +9,9 @@ import (
 
 // OpenSessions opens simulator windows until n are open; they are kept for
 // later calls, as Drive keeps them.
-func (r *Runner) OpenSessions(n int) error {
+func (r *Runner) OpenSessions(ctx context.Context, n int) error {
 	for len(r.sessions) < n {
-		sess, err := r.NewSession(fmt.Sprintf("s%d", len(r.sessions)+1))
+		sess, err := r.NewSession(ctx, fmt.Sprintf("s%d", len(r.sessions)+1))
 		if err != nil {
 			return err
 		}

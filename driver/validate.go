@@ -10,8 +10,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/go-rod/rod/lib/input"
-	"github.com/go-rod/rod/lib/proto"
 	"go.uber.org/zap"
 
 	"dialogfarm/adapter"
@@ -63,7 +61,7 @@ func ValidateLive(ctx context.Context, rc RunConfig, capture Exchanges, log *zap
 	if err != nil {
 		return nil, fmt.Errorf("validate: %w", err)
 	}
-	s, err := r.NewSession("validate")
+	s, err := r.NewSession(ctx, "validate")
 	if err != nil {
 		return nil, err
 	}
@@ -156,7 +154,7 @@ func (v *liveValidation) run(ctx context.Context, ws string) []Check {
 		opened = v.check(ctx, "open.command.keybinding", "pressing "+k+" shows the chat (webview.frames, webview.ready)", step, func(ctx context.Context) error {
 			keys, err := parseKeys(k)
 			if err == nil {
-				err = w.keys(keys...)
+				err = w.keys(ctx, keys...)
 			}
 			if err == nil {
 				err = w.waitChat(ctx, v.u)
@@ -237,13 +235,13 @@ func (v *liveValidation) testMessage(ctx context.Context, ws string) {
 // paletteHas opens the command palette, types title and waits for a row
 // with exactly that title, then closes the palette.
 func (w *window) paletteHas(ctx context.Context, title string) error {
-	if err := w.keys(input.F1); err != nil {
+	if err := w.keys(ctx, keyF1); err != nil {
 		return err
 	}
 	if err := w.waitFor(ctx, "the command palette has focus", jsQuickInputFocused); err != nil {
 		return err
 	}
-	if err := w.insert(title); err != nil {
+	if err := w.insert(ctx, title); err != nil {
 		return err
 	}
 	// Rows come within moments of typing; a title missing from the
@@ -253,12 +251,11 @@ func (w *window) paletteHas(ctx context.Context, title string) error {
 	found := w.waitFor(lctx, fmt.Sprintf("the palette lists %q", title), `(title) => (`+jsRowLabels+`)()
 		.some(l => l === title || l.startsWith(title + ',') || l.startsWith(title + ' '))`, title)
 	if found != nil {
-		rows, _ := w.eval(ctx, jsRowLabels)
-		if rows != nil {
-			found = fmt.Errorf("%w (rows: %s)", found, rows.Value.JSON("", ""))
+		if rows, err := w.eval(ctx, jsRowLabels); err == nil {
+			found = fmt.Errorf("%w (rows: %s)", found, rows.JSON("", ""))
 		}
 	}
-	if err := w.keys(input.Escape); err != nil {
+	if err := w.keys(ctx, keyEscape); err != nil {
 		return err
 	}
 	if err := w.waitFor(ctx, "the quick input closes", jsQuickInputClosed); err != nil {
@@ -280,7 +277,7 @@ func (w *window) contextMenuLabels(ctx context.Context) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := w.click(p, proto.InputMouseButtonRight); err != nil {
+	if err := w.click(ctx, p, mouseRight); err != nil {
 		return nil, err
 	}
 	v, err := w.poll(ctx, "the editor context menu opens", `() => {
@@ -298,7 +295,7 @@ func (w *window) contextMenuLabels(ctx context.Context) ([]string, error) {
 	for _, l := range v.Arr() {
 		labels = append(labels, l.Str())
 	}
-	if err := w.keys(input.Escape); err != nil {
+	if err := w.keys(ctx, keyEscape); err != nil {
 		return labels, err
 	}
 	return labels, nil

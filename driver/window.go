@@ -8,9 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-rod/rod"
-	"github.com/go-rod/rod/lib/input"
-	"github.com/go-rod/rod/lib/proto"
 	"github.com/ysmood/gson"
 )
 
@@ -18,13 +15,32 @@ import (
 // like a person (keys, text, mouse) and observe the page by reading the DOM;
 // they never call into the editor's API.
 type window struct {
-	page *rod.Page
+	page page
 }
 
 // eval runs a JS function expression on the page and returns its value.
-func (w *window) eval(ctx context.Context, js string, args ...any) (*proto.RuntimeRemoteObject, error) {
-	return w.page.Context(ctx).Eval(js, args...)
+func (w *window) eval(ctx context.Context, js string, args ...any) (gson.JSON, error) {
+	raw, err := w.page.Eval(ctx, js, args...)
+	if err != nil {
+		return gson.JSON{}, err
+	}
+	var v gson.JSON
+	if err := v.UnmarshalJSON(raw); err != nil {
+		return gson.JSON{}, fmt.Errorf("decode the page's answer: %w", err)
+	}
+	return v, nil
 }
+
+// navigate starts loading url in the window.
+func (w *window) navigate(ctx context.Context, url string) error {
+	if err := w.page.Navigate(ctx, url); err != nil {
+		return fmt.Errorf("open %s: %w", url, err)
+	}
+	return nil
+}
+
+// close closes the window.
+func (w *window) close() error { return w.page.Close() }
 
 // jsPoll wraps a predicate so that one evaluation waits in the page: it
 // checks the predicate when the DOM changes (a MutationObserver on the page
@@ -89,14 +105,14 @@ func (w *window) poll(ctx context.Context, what, js string, args ...any) (gson.J
 		if dl, ok := ctx.Deadline(); ok {
 			slice = max(min(slice, float64(time.Until(dl).Milliseconds())), 1)
 		}
-		res, err := w.page.Context(ctx).Eval(call, append([]any{slice}, args...)...)
+		res, err := w.eval(ctx, call, append([]any{slice}, args...)...)
 		switch {
 		case ctx.Err() != nil:
 			return gson.JSON{}, fmt.Errorf("wait until %s: %w", what, context.DeadlineExceeded)
 		case err != nil && !transientEvalError(err):
 			return gson.JSON{}, fmt.Errorf("wait until %s: %w", what, err)
-		case err == nil && !res.Value.Nil():
-			return res.Value, nil
+		case err == nil && !res.Nil():
+			return res, nil
 		}
 	}
 }
@@ -127,49 +143,74 @@ func (w *window) value(ctx context.Context, what, js string, args ...any) (strin
 
 // keys presses a key combination: every key but the last is held while
 // the last is typed.
-func (w *window) keys(keys ...input.Key) error {
+func (w *window) keys(ctx context.Context, keys ...key) error {
 	if len(keys) == 0 {
 		return nil
 	}
-	ka := w.page.KeyActions()
-	if len(keys) > 1 {
-		ka = ka.Press(keys[:len(keys)-1]...)
+	events, err := chordEvents(keys)
+	if err == nil {
+		err = w.sendKeys(ctx, events)
 	}
-	if err := ka.Type(keys[len(keys)-1]).Do(); err != nil {
+	if err != nil {
 		return fmt.Errorf("press %s: %w", keyNames(keys), err)
 	}
 	return nil
 }
 
 // repeat types one key n times while holding mods.
-func (w *window) repeat(n int, key input.Key, mods ...input.Key) error {
+func (w *window) repeat(ctx context.Context, n int, k key, mods ...key) error {
 	if n <= 0 {
 		return nil
 	}
-	ka := w.page.KeyActions().Press(mods...)
-	for range n {
-		ka = ka.Type(key)
+	events, err := repeatEvents(n, k, mods)
+	if err == nil {
+		err = w.sendKeys(ctx, events)
 	}
-	if err := ka.Do(); err != nil {
-		return fmt.Errorf("press %s ×%d: %w", keyNames(append(mods, key)), n, err)
+	if err != nil {
+		return fmt.Errorf("press %s ×%d: %w", keyNames(append(mods, k)), n, err)
+	}
+	return nil
+}
+
+func (w *window) sendKeys(ctx context.Context, events []keyEvent) error {
+	for _, e := range events {
+		if err := w.page.Key(ctx, e); err != nil {
+			return err
+		}
 	}
 	return nil
 }
 
 // insert types text into whatever has focus, as a paste or an IME would.
-func (w *window) insert(text string) error {
-	if err := w.page.InsertText(text); err != nil {
+func (w *window) insert(ctx context.Context, text string) error {
+	if err := w.page.InsertText(ctx, text); err != nil {
 		return fmt.Errorf("type %q: %w", clip(text, 40), err)
 	}
 	return nil
 }
 
-// click moves the mouse to the point and clicks.
-func (w *window) click(p proto.Point, button proto.InputMouseButton) error {
-	if err := w.page.Mouse.MoveTo(p); err != nil {
+// move moves the mouse to the point with no button held.
+func (w *window) move(ctx context.Context, p point) error {
+	if err := w.page.Mouse(ctx, mouseEvent{Type: "mouseMoved", X: p.X, Y: p.Y, Button: "none"}); err != nil {
 		return fmt.Errorf("move mouse to %.0f,%.0f: %w", p.X, p.Y, err)
 	}
-	if err := w.page.Mouse.Click(button, 1); err != nil {
+	return nil
+}
+
+// click moves the mouse to the point and clicks.
+func (w *window) click(ctx context.Context, p point, button mouseButton) error {
+	if err := w.move(ctx, p); err != nil {
+		return err
+	}
+	mask := 1
+	if button == mouseRight {
+		mask = 2
+	}
+	err := w.page.Mouse(ctx, mouseEvent{Type: "mousePressed", X: p.X, Y: p.Y, Button: button, Buttons: mask, ClickCount: 1})
+	if err == nil {
+		err = w.page.Mouse(ctx, mouseEvent{Type: "mouseReleased", X: p.X, Y: p.Y, Button: button, ClickCount: 1})
+	}
+	if err != nil {
 		return fmt.Errorf("%s click at %.0f,%.0f: %w", button, p.X, p.Y, err)
 	}
 	return nil
@@ -177,27 +218,19 @@ func (w *window) click(p proto.Point, button proto.InputMouseButton) error {
 
 // point waits for the JS function to return the centre of something
 // visible, as {x, y} in page coordinates.
-func (w *window) point(ctx context.Context, what, js string, args ...any) (proto.Point, error) {
+func (w *window) point(ctx context.Context, what, js string, args ...any) (point, error) {
 	v, err := w.poll(ctx, what, js, args...)
 	if err != nil {
-		return proto.Point{}, err
+		return point{}, err
 	}
-	return proto.Point{X: v.Get("x").Num(), Y: v.Get("y").Num()}, nil
+	return point{X: v.Get("x").Num(), Y: v.Get("y").Num()}, nil
 }
 
 // screenshot returns a PNG of the window.
 func (w *window) screenshot(ctx context.Context) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	return w.page.Context(ctx).Screenshot(false, nil)
-}
-
-func keyNames(keys []input.Key) string {
-	names := make([]string, len(keys))
-	for i, k := range keys {
-		names[i] = k.Info().Code
-	}
-	return strings.Join(names, "+")
+	return w.page.Screenshot(ctx)
 }
 
 func clip(s string, n int) string {

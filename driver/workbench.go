@@ -6,9 +6,6 @@ import (
 	"path"
 	"strings"
 	"time"
-
-	"github.com/go-rod/rod/lib/input"
-	"github.com/go-rod/rod/lib/proto"
 )
 
 // Workbench actions: each presses keys or clicks the way a developer would
@@ -70,7 +67,7 @@ func (w *window) quickPick(ctx context.Context, text string, match func(label st
 	if err := w.waitFor(ctx, "the quick input has focus", jsQuickInputFocused); err != nil {
 		return err
 	}
-	if err := w.insert(text); err != nil {
+	if err := w.insert(ctx, text); err != nil {
 		return err
 	}
 	// Results arrive asynchronously: wait until the wanted row is listed,
@@ -82,7 +79,7 @@ func (w *window) quickPick(ctx context.Context, text string, match func(label st
 			return fmt.Errorf("read quick input rows: %w", err)
 		}
 		labels = labels[:0]
-		for _, v := range res.Value.Arr() {
+		for _, v := range res.Arr() {
 			labels = append(labels, v.Str())
 		}
 		idx := -1
@@ -97,13 +94,13 @@ func (w *window) quickPick(ctx context.Context, text string, match func(label st
 			if err != nil {
 				return fmt.Errorf("read focused row: %w", err)
 			}
-			if match(focused.Value.Str()) {
+			if match(focused.Str()) {
 				break
 			}
 			if attempt > 2*len(labels)+4 {
 				return fmt.Errorf("quick input: cannot move focus to %s (rows: %q)", want, labels)
 			}
-			if err := w.keys(input.ArrowDown); err != nil {
+			if err := w.keys(ctx, keyArrowDown); err != nil {
 				return err
 			}
 			continue
@@ -113,7 +110,7 @@ func (w *window) quickPick(ctx context.Context, text string, match func(label st
 			return fmt.Errorf("%w (rows: %q)", err, labels)
 		}
 	}
-	if err := w.keys(input.Enter); err != nil {
+	if err := w.keys(ctx, keyEnter); err != nil {
 		return err
 	}
 	return w.waitFor(ctx, "the quick input closes", jsQuickInputClosed)
@@ -122,7 +119,7 @@ func (w *window) quickPick(ctx context.Context, text string, match func(label st
 // openFile opens a workspace-relative file with Quick Open (Ctrl+P) and
 // waits for its tab to be active with the editor focused.
 func (w *window) openFile(ctx context.Context, rel string) error {
-	if err := w.keys(input.ControlLeft, input.KeyP); err != nil {
+	if err := w.keys(ctx, keyControl, keyP); err != nil {
 		return err
 	}
 	base, dir := path.Base(rel), path.Dir(rel)
@@ -141,7 +138,7 @@ func (w *window) openFile(ctx context.Context, rel string) error {
 
 // runCommand runs a command by its palette title (F1).
 func (w *window) runCommand(ctx context.Context, title string) error {
-	if err := w.keys(input.F1); err != nil {
+	if err := w.keys(ctx, keyF1); err != nil {
 		return err
 	}
 	match := func(label string) bool {
@@ -157,17 +154,17 @@ func (w *window) runCommand(ctx context.Context, title string) error {
 // bar to show the position; visualCol is the column the status bar shows
 // (tabs expand to the tab size).
 func (w *window) goTo(ctx context.Context, line, col, visualCol int) error {
-	if err := w.keys(input.ControlLeft, input.KeyG); err != nil {
+	if err := w.keys(ctx, keyControl, keyG); err != nil {
 		return err
 	}
 	if err := w.waitFor(ctx, "the Go to Line box has focus", jsQuickInputFocused); err != nil {
 		return err
 	}
 	// Go to Line reads the column as the status bar shows it (tabs expanded).
-	if err := w.insert(fmt.Sprintf("%d:%d", line, visualCol)); err != nil {
+	if err := w.insert(ctx, fmt.Sprintf("%d:%d", line, visualCol)); err != nil {
 		return err
 	}
-	if err := w.keys(input.Enter); err != nil {
+	if err := w.keys(ctx, keyEnter); err != nil {
 		return err
 	}
 	return w.waitStatus(ctx, fmt.Sprintf("Ln %d, Col %d", line, visualCol))
@@ -184,7 +181,7 @@ func (w *window) status(ctx context.Context) string {
 	if err != nil {
 		return ""
 	}
-	return res.Value.Str()
+	return res.Str()
 }
 
 // contextMenu right-clicks in the editor (inside the selection if there is
@@ -206,7 +203,7 @@ func (w *window) contextMenu(ctx context.Context, item string) error {
 		return err
 	}
 	before := w.status(ctx)
-	if err := w.click(p, proto.InputMouseButtonRight); err != nil {
+	if err := w.click(ctx, p, mouseRight); err != nil {
 		return err
 	}
 	q, err := w.point(ctx, fmt.Sprintf("the editor context menu shows %q", item), `(item) => {
@@ -232,8 +229,8 @@ func (w *window) contextMenu(ctx context.Context, item string) error {
 	// Hover first, as a hand does: the menu focuses the item under the
 	// pointer, and a click on an item the menu has not focused yet can be
 	// lost while the menu is still settling.
-	if err := w.page.Mouse.MoveTo(q); err != nil {
-		return fmt.Errorf("move mouse to %q: %w", item, err)
+	if err := w.move(ctx, q); err != nil {
+		return fmt.Errorf("hover %q: %w", item, err)
 	}
 	if err := w.waitFor(ctx, fmt.Sprintf("the context menu item %q is focused", item), `(item) => {
 		for (const host of document.querySelectorAll('.shadow-root-host')) {
@@ -248,7 +245,7 @@ func (w *window) contextMenu(ctx context.Context, item string) error {
 	}`, item); err != nil {
 		return err
 	}
-	if err := w.click(q, proto.InputMouseButtonLeft); err != nil {
+	if err := w.click(ctx, q, mouseLeft); err != nil {
 		return err
 	}
 	closed := `() => ![...document.querySelectorAll('.shadow-root-host')].some(h => {
@@ -262,7 +259,7 @@ func (w *window) contextMenu(ctx context.Context, item string) error {
 	}
 	// A click that lands while the menu is still settling is dropped; the
 	// item is focused under the pointer, so Enter activates it.
-	if err := w.keys(input.Enter); err != nil {
+	if err := w.keys(ctx, keyEnter); err != nil {
 		return err
 	}
 	return w.waitFor(ctx, "the context menu closes", `() => ![...document.querySelectorAll('.shadow-root-host')].some(h => {

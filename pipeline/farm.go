@@ -221,7 +221,7 @@ func startWorker(ctx context.Context, cfg DriveConfig, q *farm.Queue, srv *captu
 		return nil, nil, err
 	}
 	slots := min(max(cfg.Run.Sessions, 1), n)
-	if err := r.OpenSessions(slots); err != nil {
+	if err := r.OpenSessions(ctx, slots); err != nil {
 		r.Stop()
 		return nil, nil, err
 	}

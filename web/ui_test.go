@@ -32,7 +32,7 @@ type site struct {
 	runs    *pipeline.Runs
 	cs      *sdk.ClientSession
 	updates chan string
-	browser *driver.Browser
+	browser *driver.RodBrowser
 }
 
 // recorded gives a drive node recorded dialogues for its configs (so the
@@ -136,7 +136,7 @@ func newSite(t *testing.T) *site {
 		t.Fatal(err)
 	}
 	s.cs = cs
-	b, err := driver.LaunchBrowser(ctx, driver.BrowserConfig{Bin: "/usr/bin/chromium", Headless: true, Width: 1300, Height: 850, Dir: t.TempDir()}, log)
+	b, err := driver.LaunchRod(ctx, driver.BrowserConfig{Bin: "/usr/bin/chromium", Headless: true, Width: 1300, Height: 850, Dir: t.TempDir()}, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +169,7 @@ func (s *site) call(tool string, args map[string]any, out any) *sdk.CallToolResu
 
 func (s *site) page(path string) *rod.Page {
 	s.t.Helper()
-	p, err := s.browser.NewWindow()
+	p, err := s.browser.NewPage(s.ctx)
 	if err != nil {
 		s.t.Fatal(err)
 	}

@@ -61,7 +61,7 @@ func (b *bench) throughput(ctx context.Context) (ph throughputPhase, err error) 
 
 	sessions := make([]*driver.Session, ph.windows)
 	for i := range sessions {
-		if sessions[i], err = g.runner.NewSession(fmt.Sprintf("s%d", i+1)); err != nil {
+		if sessions[i], err = g.runner.NewSession(ctx, fmt.Sprintf("s%d", i+1)); err != nil {
 			return ph, fmt.Errorf("throughput: open window %d: %w", i+1, err)
 		}
 	}

@@ -1,0 +1,200 @@
+package driver
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/go-rod/rod"
+	"github.com/go-rod/rod/lib/launcher"
+	"github.com/go-rod/rod/lib/launcher/flags"
+	"github.com/go-rod/rod/lib/proto"
+	"github.com/ysmood/gson"
+	"go.uber.org/zap"
+
+	"dialogfarm/internal/runfiles"
+)
+
+// RodBrowser is a Chromium process controlled with go-rod.
+type RodBrowser struct {
+	cfg      BrowserConfig
+	launcher *launcher.Launcher
+	rod      *rod.Browser
+	version  string
+	control  string         // the DevTools websocket URL
+	dialogs  sync.WaitGroup // dialog-accepting loops, one per window
+}
+
+var _ browser = (*RodBrowser)(nil)
+
+// LaunchRod starts Chromium with flags that keep it off the network and
+// away from first-run UI, and connects to it with go-rod.
+func LaunchRod(ctx context.Context, cfg BrowserConfig, log *zap.Logger) (*RodBrowser, error) {
+	if _, err := os.Stat(cfg.Bin); err != nil {
+		return nil, fmt.Errorf("launch chromium: %w (run `make setup`)", err)
+	}
+	profile := filepath.Join(cfg.Dir, "chromium-profile")
+	if err := runfiles.MkdirAll(profile); err != nil {
+		return nil, fmt.Errorf("launch chromium: %w", err)
+	}
+	var display []string
+	if !cfg.Headless {
+		display = displayEnv
+	}
+	env, err := isolatedEnv(cfg.Dir, display...)
+	if err != nil {
+		return nil, fmt.Errorf("launch chromium: %w", err)
+	}
+	l := launcher.New().
+		Context(ctx).
+		Bin(cfg.Bin).
+		Headless(cfg.Headless).
+		NoSandbox(true).
+		Leakless(false).
+		UserDataDir(profile).
+		Env(env...).
+		// DevTools: rod speaks it over a websocket (it has no pipe
+		// transport), so the port is random and on loopback only.
+		RemoteDebuggingPort(0).
+		Delete("enable-automation")
+	for _, f := range chromiumFlags(cfg) {
+		if f.Value == "" {
+			l.Set(flags.Flag(f.Name))
+		} else {
+			l.Set(flags.Flag(f.Name), f.Value)
+		}
+	}
+	u, err := l.Launch()
+	if err != nil {
+		return nil, fmt.Errorf("launch chromium %s: %w", cfg.Bin, err)
+	}
+	// Connect with the caller's context only for the handshake: the
+	// browser outlives this call.
+	b := rod.New().ControlURL(u).NoDefaultDevice()
+	if err := b.Connect(); err != nil {
+		l.Kill()
+		return nil, fmt.Errorf("connect to chromium: %w", err)
+	}
+	v, err := b.Version()
+	if err != nil {
+		l.Kill()
+		return nil, fmt.Errorf("chromium version: %w", err)
+	}
+	log.Info("chromium started", zap.String("backend", "rod"), zap.String("version", v.Product), zap.Int("pid", l.PID()))
+	return &RodBrowser{cfg: cfg, launcher: l, rod: b, version: v.Product, control: u}, nil
+}
+
+// Version is the browser's product string, e.g. "Chrome/156.0.8078.108".
+func (b *RodBrowser) Version() string { return b.version }
+
+// NewWindow opens a window for the driver's steps (see browser).
+func (b *RodBrowser) NewWindow(ctx context.Context) (page, error) {
+	p, err := b.NewPage(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return rodPage{p}, nil
+}
+
+// NewPage opens a separate window as NewWindow does, as a rod page for
+// callers that drive it with rod itself.
+func (b *RodBrowser) NewPage(ctx context.Context) (*rod.Page, error) {
+	w, h := b.cfg.Width, b.cfg.Height
+	br := b.rod.Context(ctx)
+	t, err := proto.TargetCreateTarget{URL: "about:blank", NewWindow: true, Width: &w, Height: &h}.Call(br)
+	if err != nil {
+		return nil, fmt.Errorf("open browser window: %w", err)
+	}
+	page, err := b.rod.PageFromTarget(t.TargetID)
+	if err != nil {
+		return nil, fmt.Errorf("attach to browser window: %w", err)
+	}
+	pc := page.Context(ctx)
+	if err := (proto.EmulationSetFocusEmulationEnabled{Enabled: true}).Call(pc); err != nil {
+		return nil, fmt.Errorf("enable focus emulation: %w", err)
+	}
+	if err := (proto.EmulationSetDeviceMetricsOverride{Width: w, Height: h, DeviceScaleFactor: 1}).Call(pc); err != nil {
+		return nil, fmt.Errorf("size browser window: %w", err)
+	}
+	// Accept JavaScript dialogs (an editor left dirty by a failed config
+	// asks "leave site?" on reload), so that no dialog blocks the window.
+	// The loop ends when the page or the browser goes away.
+	wait := page.EachEvent(func(e *proto.PageJavascriptDialogOpening) {
+		_ = proto.PageHandleJavaScriptDialog{Accept: true}.Call(page)
+	})
+	b.dialogs.Add(1)
+	go func() {
+		defer b.dialogs.Done()
+		wait()
+	}()
+	return page, nil
+}
+
+// PID is the browser's main process id.
+func (b *RodBrowser) PID() int { return b.launcher.PID() }
+
+// Close ends the browser and removes nothing: the profile stays in the run
+// folder for inspection.
+func (b *RodBrowser) Close() {
+	_ = b.rod.Close()
+	b.launcher.Kill()
+	b.dialogs.Wait()
+}
+
+// rodPage is a window driven with go-rod.
+type rodPage struct{ p *rod.Page }
+
+var _ page = rodPage{}
+
+func (r rodPage) Eval(ctx context.Context, fn string, args ...any) (json.RawMessage, error) {
+	res, err := r.p.Context(ctx).Eval(fn, args...)
+	if err != nil {
+		return nil, err
+	}
+	return res.Value.MarshalJSON()
+}
+
+func (r rodPage) Navigate(ctx context.Context, url string) error {
+	return r.p.Context(ctx).Navigate(url)
+}
+
+func (r rodPage) Key(ctx context.Context, e keyEvent) error {
+	return proto.InputDispatchKeyEvent{
+		Type:                  proto.InputDispatchKeyEventType(e.Type),
+		Modifiers:             e.Modifiers,
+		Key:                   e.Key,
+		Code:                  e.Code,
+		Text:                  e.Text,
+		UnmodifiedText:        e.Text,
+		WindowsVirtualKeyCode: e.KeyCode,
+		Location:              gson.Int(e.Location),
+	}.Call(r.p.Context(ctx))
+}
+
+func (r rodPage) InsertText(ctx context.Context, text string) error {
+	return proto.InputInsertText{Text: text}.Call(r.p.Context(ctx))
+}
+
+func (r rodPage) Mouse(ctx context.Context, e mouseEvent) error {
+	button := proto.InputMouseButton(e.Button)
+	if button == "" {
+		button = proto.InputMouseButtonNone
+	}
+	return proto.InputDispatchMouseEvent{
+		Type:       proto.InputDispatchMouseEventType(e.Type),
+		X:          e.X,
+		Y:          e.Y,
+		Button:     button,
+		Buttons:    gson.Int(e.Buttons),
+		ClickCount: e.ClickCount,
+	}.Call(r.p.Context(ctx))
+}
+
+func (r rodPage) Screenshot(ctx context.Context) ([]byte, error) {
+	return r.p.Context(ctx).Screenshot(false, nil)
+}
+
+func (r rodPage) Close() error { return r.p.Close() }
