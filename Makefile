@@ -50,13 +50,14 @@ demo-drive: setup build
 # Benchmarks, each figure a median over runs measured in this one run:
 # config generation and plan-vs-configs JSD (Go benchmarks, -count 5,
 # summarised by benchstat), then the editor: cold start, steps, per-turn
-# overhead, peak RSS, 1/2/4 concurrent simulators.
+# overhead, peak RSS, 1/2/4 concurrent simulators, once per browser backend
+# (go-rod, chromedp), then the two side by side.
 BENCHSTAT := golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
 bench: setup
 	@mkdir -p out/bench
 	$(GO) test -run '^$$' -bench 'BenchmarkGenerate|BenchmarkJSD|BenchmarkMakePlan' -count 5 ./configgen ./analyst | tee out/bench/go-bench.txt
 	$(GO) run $(BENCHSTAT) out/bench/go-bench.txt
-	$(GO) run ./internal/editorbench -runs 5
+	$(GO) run ./internal/editorbench -runs 5 -browser rod,chromedp
 
 # The farm: the queue's own cost per job (enqueue, pull, publish a 20 KB
 # result, collect, ack; -count 5 through benchstat), then dialogues per

@@ -3,6 +3,7 @@ package driver
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 
 	"go.uber.org/zap"
 )
@@ -17,11 +18,34 @@ type BrowserConfig struct {
 	Headless bool
 	// Width and Height size each simulator window.
 	Width, Height int
+	// Backend is the library that speaks the DevTools protocol.
+	Backend Backend
 }
 
-// DefaultBrowserConfig uses Debian's chromium package.
+// DefaultBrowserConfig uses Debian's chromium package, driven with go-rod.
 func DefaultBrowserConfig() BrowserConfig {
-	return BrowserConfig{Bin: "/usr/bin/chromium", Headless: true, Width: 1400, Height: 900}
+	return BrowserConfig{Bin: "/usr/bin/chromium", Headless: true, Width: 1400, Height: 900, Backend: BackendRod}
+}
+
+// Backend names the library that drives Chromium. Both launch the same
+// binary with the same switches and environment; the driver's steps do not
+// depend on the choice.
+type Backend string
+
+const (
+	// BackendRod is go-rod, over a websocket on a random loopback port.
+	BackendRod Backend = "rod"
+	// BackendChromedp is chromedp, over a pipe (no DevTools port).
+	BackendChromedp Backend = "chromedp"
+)
+
+// ParseBackend checks a backend name.
+func ParseBackend(s string) (Backend, error) {
+	switch b := Backend(s); b {
+	case BackendRod, BackendChromedp:
+		return b, nil
+	}
+	return "", fmt.Errorf("unknown browser backend %q (use %s or %s)", s, BackendRod, BackendChromedp)
 }
 
 // browser is a Chromium process as the driver uses it, whichever library
@@ -84,7 +108,15 @@ type mouseEvent struct {
 	ClickCount int
 }
 
-// launchBrowser starts Chromium with the go-rod backend.
+// launchBrowser starts Chromium with the configured backend (go-rod when
+// none is set).
 func launchBrowser(ctx context.Context, cfg BrowserConfig, log *zap.Logger) (browser, error) {
-	return LaunchRod(ctx, cfg, log)
+	switch cfg.Backend {
+	case BackendRod, "":
+		return LaunchRod(ctx, cfg, log)
+	case BackendChromedp:
+		return launchChromedp(ctx, cfg, log)
+	}
+	_, err := ParseBackend(string(cfg.Backend))
+	return nil, fmt.Errorf("launch chromium: %w", err)
 }

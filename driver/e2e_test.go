@@ -70,7 +70,16 @@ func e2eAnswer(r llmtest.Request) llmtest.Reply {
 	return llmtest.Reply{Text: "Answer " + itoa(r.Seq) + " to «" + last + "»:\n\n```python\nif a < b && c > d:\n    return \"<ok>\"\n```\n  trailing  "}
 }
 
+// TestEndToEnd runs the whole suite once per browser backend: both
+// plugins, every trigger, selections, two turns, commands, auxiliary calls
+// and fidelity, a failure, the lockdown, a crash and a re-run.
 func TestEndToEnd(t *testing.T) {
+	for _, b := range []Backend{BackendRod, BackendChromedp} {
+		t.Run(string(b), func(t *testing.T) { endToEnd(t, b) })
+	}
+}
+
+func endToEnd(t *testing.T, backend Backend) {
 	root, err := filepath.Abs("..")
 	if err != nil {
 		t.Fatal(err)
@@ -91,6 +100,7 @@ func TestEndToEnd(t *testing.T) {
 	if _, err := os.Stat(rc.Editor.Bin); err != nil {
 		t.Fatalf("code-server is not installed (%v): run `make setup`", err)
 	}
+	rc.Browser.Backend = backend
 	log := zaptest.NewLogger(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -121,8 +122,12 @@ func checkLockdown(t *testing.T, ctx context.Context, r *Runner, out string) {
 		checkNoAutomaticTasks(t, ctx, r, out)
 	})
 
+	rod, isRod := r.browser.(*RodBrowser)
 	t.Run("DevTools listens on loopback and refuses web pages", func(t *testing.T) {
-		control := r.browser.(*RodBrowser).control
+		if !isRod {
+			t.Skip("chromedp speaks DevTools over a pipe (next subtest)")
+		}
+		control := rod.control
 		u, err := url.Parse(control)
 		if err != nil || u.Hostname() != "127.0.0.1" {
 			t.Fatalf("DevTools at %q (%v)", control, err)
@@ -149,6 +154,32 @@ func checkLockdown(t *testing.T, ctx context.Context, r *Runner, out string) {
 		}
 		if status := try("/json/version", map[string]string{"Host": "evil.example:80"}); status == http.StatusOK {
 			t.Errorf("/json/version with a foreign Host header: %d", status)
+		}
+	})
+
+	t.Run("chromedp: DevTools is a pipe, no port is open", func(t *testing.T) {
+		if isRod {
+			t.Skip("go-rod has no pipe transport")
+		}
+		cmdline, err := os.ReadFile("/proc/" + strconv.Itoa(browserPID) + "/cmdline")
+		if err != nil {
+			t.Fatal(err)
+		}
+		args := strings.Split(string(cmdline), "\x00")
+		if !slices.Contains(args, "--remote-debugging-pipe") || slices.ContainsFunc(args, func(a string) bool {
+			return strings.HasPrefix(a, "--remote-debugging-port")
+		}) {
+			t.Errorf("chromium's switches: %q", args)
+		}
+		listening := listeningSockets(t)
+		for _, pid := range processGroup(t, browserPID) {
+			fds, _ := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/fd")
+			for _, fd := range fds {
+				link, _ := os.Readlink("/proc/" + strconv.Itoa(pid) + "/fd/" + fd.Name())
+				if listening[link] {
+					t.Errorf("chromium pid %d listens on a TCP socket (%s)", pid, link)
+				}
+			}
 		}
 	})
 
@@ -232,6 +263,30 @@ func checkLockdown(t *testing.T, ctx context.Context, r *Runner, out string) {
 }
 
 // processGroup lists the processes whose process group is pgid.
+// listeningSockets returns the TCP sockets in the LISTEN state, as the
+// "socket:[inode]" links of /proc/PID/fd name them.
+func listeningSockets(t *testing.T) map[string]bool {
+	t.Helper()
+	out := map[string]bool{}
+	for _, table := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+		data, err := os.ReadFile(table)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(string(data), "\n")[1:] {
+			// sl local rem st tx:rx tr:when retr uid timeout inode
+			f := strings.Fields(line)
+			if len(f) > 9 && f[3] == "0A" {
+				out["socket:["+f[9]+"]"] = true
+			}
+		}
+	}
+	if len(out) == 0 {
+		t.Fatal("no listening TCP socket at all: code-server's should be one; the check proves nothing")
+	}
+	return out
+}
+
 func processGroup(t *testing.T, pgid int) []int {
 	t.Helper()
 	entries, err := os.ReadDir("/proc")

@@ -42,6 +42,23 @@ func addToolFlags(cmd *cobra.Command) {
 	cmd.Flags().String("root", ".", "the dialogfarm checkout (holds tools/ made by make setup, and plugin/)")
 	cmd.Flags().String("tools", "", "tools folder made by make setup (default ROOT/tools)")
 	cmd.Flags().String("chromium", "/usr/bin/chromium", "Chromium binary (never downloaded)")
+	cmd.Flags().Var(&backendFlag{b: driver.BackendRod}, "browser", "library that drives Chromium: rod or chromedp")
+}
+
+// backendFlag is --browser: a backend name, checked when it is set (from
+// the command line, the environment or the config file).
+type backendFlag struct{ b driver.Backend }
+
+func (f *backendFlag) String() string { return string(f.b) }
+func (f *backendFlag) Type() string   { return "backend" }
+
+func (f *backendFlag) Set(s string) error {
+	b, err := driver.ParseBackend(s)
+	if err != nil {
+		return err
+	}
+	f.b = b
+	return nil
 }
 
 func (a *app) root() string {
@@ -75,5 +92,7 @@ func (a *app) editorConfig() driver.EditorConfig {
 func (a *app) browserConfig() driver.BrowserConfig {
 	cfg := driver.DefaultBrowserConfig()
 	cfg.Bin = a.v.GetString("chromium")
+	// --browser was checked when it was set.
+	cfg.Backend = driver.Backend(a.v.GetString("browser"))
 	return cfg
 }

@@ -17,7 +17,7 @@ import (
 // (the plugin shows the capture endpoint's error in its bubble, and the
 // failure's dom.html and screenshot are written), yet the key is nowhere in
 // the run folder — records, exchanges.jsonl, dom.html, logs — nor in
-// stdout or stderr.
+// stdout or stderr. It runs once per browser backend (--browser).
 func TestDriveKeyNeverLeaks(t *testing.T) {
 	const key = "sk-live-DriveEcho0123456789abcdefSECRET"
 	root, err := filepath.Abs("../..")
@@ -41,15 +41,28 @@ func TestDriveKeyNeverLeaks(t *testing.T) {
 	if err := os.WriteFile(configs, []byte(strings.ReplaceAll(first, `"repo":"examples/`, `"repo":"`+root+`/examples/`)+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	for _, backend := range []string{"rod", "chromedp"} {
+		t.Run(backend, func(t *testing.T) {
+			driveKeyNeverLeaks(t, bin, root, configs, filepath.Join(tmp, "run-"+backend), backend, key)
+		})
+	}
+}
+
+func driveKeyNeverLeaks(t *testing.T, bin, root, configs, out, backend, key string) {
 	up := llmtest.New(t, llmtest.EchoKey)
-	out := filepath.Join(tmp, "run")
-	cmd := exec.Command(bin, "drive", "--root", root, "--configs", configs, "--out", out, "--answer-timeout", "2m",
+	cmd := exec.Command(bin, "drive", "--root", root, "--configs", configs, "--out", out, "--answer-timeout", "2m", "--browser", backend,
 		"--responder", "openai", "--model-base-url", up.URL, "--model", "gpt-x", "--api-key-env", "ECHO_DRIVE_KEY")
 	cmd.Env = append(os.Environ(), "ECHO_DRIVE_KEY="+key)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err == nil {
 		t.Fatalf("drive succeeded against an upstream that only fails:\n%s", stdout.String())
+	}
+	// go-rod's DevTools port is written to the profile; chromedp's pipe
+	// has none: the file shows which backend ran.
+	_, err := os.Stat(filepath.Join(out, "browser", "chromium-profile", "DevToolsActivePort"))
+	if port := err == nil; port != (backend == "rod") {
+		t.Errorf("--browser %s: DevToolsActivePort written: %v", backend, port)
 	}
 	if n := len(up.Requests()); n == 0 || up.Requests()[0].Header.Get("Authorization") != "Bearer "+key {
 		t.Fatalf("the upstream got %d requests; the test needs the key sent:\nstderr:\n%s", n, stderr.String())

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"io"
 	"os"
 	"regexp"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"dialogfarm/dialog"
+	"dialogfarm/driver"
 )
 
 func TestMakeConfigsCoversTheWorkload(t *testing.T) {
@@ -103,6 +105,40 @@ func TestReportPrintsTargets(t *testing.T) {
 	for _, want := range []string{`0\.30 s <= 0\.50 s\s+MET`, `1\.90x >= 3\.20x\s+NOT MET`, `unmeasured\s+- >= 3\.20x\s+NOT MEASURED`, `warning: the load average exceeded`} {
 		if !regexp.MustCompile(want).MatchString(out) {
 			t.Errorf("report does not match %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestBrowserFlag(t *testing.T) {
+	o, err := parseFlags([]string{"-browser", "rod, chromedp"}, io.Discard)
+	if err != nil || len(o.Browsers) != 2 || o.Browsers[0] != driver.BackendRod || o.Browsers[1] != driver.BackendChromedp {
+		t.Fatalf("-browser rod,chromedp: %v, %v", o.Browsers, err)
+	}
+	if o, err := parseFlags(nil, io.Discard); err != nil || len(o.Browsers) != 1 || o.Browsers[0] != driver.BackendRod {
+		t.Fatalf("default: %v, %v", o.Browsers, err)
+	}
+	for _, bad := range []string{"firefox", "rod,rod", ""} {
+		if _, err := parseFlags([]string{"-browser", bad}, io.Discard); err == nil {
+			t.Errorf("-browser %q accepted", bad)
+		}
+	}
+}
+
+func TestSideBySide(t *testing.T) {
+	rep := func(b driver.Backend, turn, perMin float64) *report {
+		return &report{Backend: b, Latency: []row{{Name: "ONE TURN", stats: stats{N: 4, Median: turn}}},
+			Throughput: []level{{Sessions: 1, PerMinute: stats{N: 3, Median: perMin}, CPUPerDialogue: 1.25}},
+			Targets:    []target{newTarget("overhead", turn, true, "<=", 0.5, " s")}}
+	}
+	var b strings.Builder
+	if err := printSideBySide(&b, []*report{rep(driver.BackendRod, 0.31, 8.5), rep(driver.BackendChromedp, 0.62, 7.25)}); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{`measure\s+rod\s+chromedp`, `ONE TURN \(s\)\s+0\.31\s+0\.62`, `1 sims: dialogues/min\s+8\.5\s+7\.2`,
+		`1 sims: CPU s per dialogue\s+1\.25\s+1\.25`, `target: overhead\s+0\.31 s met\s+0\.62 s not met`} {
+		if !regexp.MustCompile(want).MatchString(out) {
+			t.Errorf("comparison does not match %q:\n%s", want, out)
 		}
 	}
 }

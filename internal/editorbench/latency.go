@@ -30,6 +30,7 @@ type bench struct {
 	instant  *llmtest.Server // answers at once
 	slow     *llmtest.Server // answers after opts.ModelDelay
 	plugin   string          // plugin id@version, recorded in dialogues
+	backend  driver.Backend  // the browser backend being measured
 	versions dialog.Versions
 	log      *zap.Logger
 	progress func(format string, args ...any)
@@ -55,6 +56,7 @@ func (b *bench) startRig(ctx context.Context, out string, sessions int, model *l
 	rc := driver.DefaultRunConfig(b.root, out)
 	rc.Sessions = sessions
 	rc.PluginVersion = b.plugin
+	rc.Browser.Backend = b.backend
 	r := driver.NewRunner(rc, srv, nil, b.log)
 	t0 := time.Now()
 	if err := r.Start(ctx); err != nil {
@@ -98,7 +100,7 @@ type latencyRun struct {
 // drive` does), sampling memory meanwhile.
 func (b *bench) latencyRun(ctx context.Context, i int) (latencyRun, error) {
 	var res latencyRun
-	out := filepath.Join(b.work, fmt.Sprintf("latency-%d", i))
+	out := filepath.Join(b.work, string(b.backend), fmt.Sprintf("latency-%d", i))
 	g, err := b.startRig(ctx, out, 1, b.instant)
 	if err != nil {
 		return res, fmt.Errorf("latency run %d: %w", i, err)

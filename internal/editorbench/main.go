@@ -20,7 +20,8 @@
 //     all of them alike;
 //
 // and prints the figures with the targets (per-turn UI overhead <= 0.5 s,
-// 4 simulators >= 3.2x one). The configs are generated over a copy of
+// 4 simulators >= 3.2x one). With -browser rod,chromedp it measures each
+// browser backend in turn and then prints their figures side by side. The configs are generated over a copy of
 // examples/sample-repo in the work folder, which is removed unless -keep.
 //
 //	go run ./internal/editorbench -runs 5 -sessions 1,2,4 -json bench.json
@@ -36,6 +37,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -69,6 +71,7 @@ type options struct {
 	ModelDelay time.Duration
 	JSON       string
 	Root       string
+	Browsers   []driver.Backend
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
@@ -83,6 +86,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.DurationVar(&o.ModelDelay, "model-delay", 2*time.Second, "fake model time per answer in the throughput levels")
 	fs.StringVar(&o.JSON, "json", "", "also write the figures as JSON to this file")
 	fs.StringVar(&o.Root, "root", ".", "the dialogfarm checkout (tools/ from `make setup`, plugin/, examples/)")
+	browsers := fs.String("browser", string(driver.BackendRod), "browser backends to measure, comma-separated: rod, chromedp")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -95,6 +99,16 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 			return o, fmt.Errorf("-sessions: %q is not a positive number", f)
 		}
 		o.Sessions = append(o.Sessions, n)
+	}
+	for _, f := range strings.Split(*browsers, ",") {
+		b, err := driver.ParseBackend(strings.TrimSpace(f))
+		if err != nil {
+			return o, fmt.Errorf("-browser: %w", err)
+		}
+		if slices.Contains(o.Browsers, b) {
+			return o, fmt.Errorf("-browser: %s twice", b)
+		}
+		o.Browsers = append(o.Browsers, b)
 	}
 	if o.Runs < 1 || o.PerSession < 1 {
 		return o, errors.New("-runs and -per-session must be at least 1")
@@ -120,15 +134,28 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 	}
 	defer func() { err = errors.Join(err, cleanup()) }()
 
-	rep, err := b.measure(ctx)
-	if err != nil {
-		return err
+	var reps []*report
+	for _, backend := range opts.Browsers {
+		b.backend, b.versions = backend, dialog.Versions{}
+		rep, err := b.measure(ctx)
+		if err != nil {
+			return fmt.Errorf("browser backend %s: %w", backend, err)
+		}
+		if len(opts.Browsers) > 1 {
+			fmt.Fprintf(stdout, "=== browser backend: %s ===\n", backend)
+		}
+		if err := rep.print(stdout); err != nil {
+			return fmt.Errorf("print report: %w", err)
+		}
+		reps = append(reps, rep)
 	}
-	if err := rep.print(stdout); err != nil {
-		return fmt.Errorf("print report: %w", err)
+	if len(reps) > 1 {
+		if err := printSideBySide(stdout, reps); err != nil {
+			return fmt.Errorf("print comparison: %w", err)
+		}
 	}
 	if opts.JSON != "" {
-		return rep.writeJSON(opts.JSON)
+		return writeJSON(opts.JSON, reps)
 	}
 	return nil
 }
@@ -203,9 +230,9 @@ const answer = "It walks the input once and keeps a running value, so it is line
 
 // measure runs the latency runs, then the throughput levels.
 func (b *bench) measure(ctx context.Context) (*report, error) {
-	rep := &report{Runs: b.opts.Runs, CPUs: runtime.NumCPU(), LoadBefore: loadAverage(), ModelDelay: b.opts.ModelDelay.Seconds(),
+	rep := &report{Backend: b.backend, Runs: b.opts.Runs, CPUs: runtime.NumCPU(), LoadBefore: loadAverage(), ModelDelay: b.opts.ModelDelay.Seconds(),
 		PerSession: b.opts.PerSession}
-	b.progress("work folder %s; load average %s", b.work, rep.LoadBefore)
+	b.progress("browser backend %s; work folder %s; load average %s", b.backend, b.work, rep.LoadBefore)
 	var runs []latencyRun
 	var loads []float64 // 1-min load average after each latency run and the throughput phase
 	for i := 1; i <= b.opts.Runs; i++ {

@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 
 	"dialogfarm/dialog"
+	"dialogfarm/driver"
 )
 
 // stats summarizes samples: how many, their median, min and max.
@@ -85,6 +86,7 @@ func newTarget(name string, value float64, known bool, op string, limit float64,
 
 // report is everything the benchmark prints; -json writes it as is.
 type report struct {
+	Backend    driver.Backend  `json:"browser_backend"`
 	Runs       int             `json:"runs"`
 	CPUs       int             `json:"cpus"`
 	LoadBefore string          `json:"load_average_before"`
@@ -108,7 +110,7 @@ type report struct {
 // print writes the report as compact tables.
 func (r *report) print(w io.Writer) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "editorbench: %s; %s; %d CPUs\n", r.Versions.CodeServer, r.Versions.Chromium, r.CPUs)
+	fmt.Fprintf(&b, "editorbench: %s; %s driven with %s; %d CPUs\n", r.Versions.CodeServer, r.Versions.Chromium, r.Backend, r.CPUs)
 	fmt.Fprintf(&b, "load average (1/5/15 min): before %s, after %s; 1-min at the end of each run/level: median %.1f, min %.1f, max %.1f\n",
 		r.LoadBefore, r.LoadAfter, r.LoadSeen.Median, r.LoadSeen.Min, r.LoadSeen.Max)
 	if r.LoadSeen.Max > float64(r.CPUs) {
@@ -245,9 +247,14 @@ func mib(n int, v float64) string {
 	return fmt.Sprintf("%.0f MiB", v)
 }
 
-// writeJSON writes the report to path.
-func (r *report) writeJSON(path string) error {
-	data, err := json.MarshalIndent(r, "", "  ")
+// writeJSON writes the report to path; the reports of several backends
+// as {"backends": [...]}.
+func writeJSON(path string, reps []*report) error {
+	var v any = reps[0]
+	if len(reps) > 1 {
+		v = map[string][]*report{"backends": reps}
+	}
+	data, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode report: %w", err)
 	}

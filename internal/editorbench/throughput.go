@@ -42,7 +42,7 @@ type levelAcc struct {
 // other processes put on the machine meanwhile falls on all levels alike.
 func (b *bench) throughput(ctx context.Context) (ph throughputPhase, err error) {
 	ph.windows = slices.Max(b.opts.Sessions)
-	out := filepath.Join(b.work, "throughput")
+	out := filepath.Join(b.work, string(b.backend), "throughput")
 	g, err := b.startRig(ctx, out, ph.windows, b.slow)
 	if err != nil {
 		return ph, fmt.Errorf("throughput: %w", err)

@@ -1,0 +1,327 @@
+package driver
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+
+	cdpbrowser "github.com/chromedp/cdproto/browser"
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/css"
+	"github.com/chromedp/cdproto/dom"
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/cdproto/input"
+	cdplog "github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/network"
+	cdppage "github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/cdproto/target"
+	"github.com/chromedp/chromedp"
+	"go.uber.org/zap"
+
+	"dialogfarm/internal/runfiles"
+)
+
+// rodDefaultFlags are the switches go-rod's launcher adds by default
+// (beside those chromiumFlags overrides). The chromedp backend adds the
+// same ones, so that both backends run the same browser and a comparison
+// measures the libraries, not the switches.
+var rodDefaultFlags = []chromiumFlag{
+	{Name: "no-startup-window"},
+	{Name: "disable-dev-shm-usage"},
+	{Name: "disable-background-timer-throttling"},
+	{Name: "disable-backgrounding-occluded-windows"},
+	{Name: "disable-breakpad"},
+	{Name: "disable-client-side-phishing-detection"},
+	{Name: "disable-component-extensions-with-background-pages"},
+	{Name: "disable-hang-monitor"},
+	{Name: "disable-ipc-flooding-protection"},
+	{Name: "disable-popup-blocking"},
+	{Name: "disable-prompt-on-repost"},
+	{Name: "disable-renderer-backgrounding"},
+	{Name: "disable-site-isolation-trials"},
+	{Name: "enable-features", Value: "NetworkService,NetworkServiceInProcess"},
+	{Name: "force-color-profile", Value: "srgb"},
+	{Name: "metrics-recording-only"},
+	{Name: "use-mock-keychain"},
+}
+
+// cdpBrowser is a Chromium process controlled with chromedp. chromedp
+// talks to it over a pipe (--remote-debugging-pipe), so unlike go-rod's
+// websocket no DevTools port is open at all.
+type cdpBrowser struct {
+	cfg         BrowserConfig
+	ctx         context.Context // the browser's chromedp context
+	cancel      context.CancelFunc
+	cancelAlloc context.CancelFunc
+	version     string
+	pid         int
+	dialogs     sync.WaitGroup // dialog-accepting loops, one per window
+}
+
+var _ browser = (*cdpBrowser)(nil)
+
+// launchChromedp starts Chromium with the same switches and environment as
+// LaunchRod, and connects to it with chromedp.
+func launchChromedp(ctx context.Context, cfg BrowserConfig, log *zap.Logger) (*cdpBrowser, error) {
+	if _, err := os.Stat(cfg.Bin); err != nil {
+		return nil, fmt.Errorf("launch chromium: %w (run `make setup`)", err)
+	}
+	profile := filepath.Join(cfg.Dir, "chromium-profile")
+	if err := runfiles.MkdirAll(profile); err != nil {
+		return nil, fmt.Errorf("launch chromium: %w", err)
+	}
+	var display []string
+	if !cfg.Headless {
+		display = displayEnv
+	}
+	env, err := isolatedEnv(cfg.Dir, display...)
+	if err != nil {
+		return nil, fmt.Errorf("launch chromium: %w", err)
+	}
+	// Not chromedp.DefaultExecAllocatorOptions: the switches are ours. The
+	// environment is exactly env: NoInheritEnv keeps the Go process's
+	// (and so any API key in it) away from the browser.
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(cfg.Bin),
+		chromedp.UserDataDir(profile),
+		chromedp.NoSandbox,
+		chromedp.NoInheritEnv,
+		chromedp.Env(env...),
+		// Its own process group, as go-rod's launcher gives it, so that
+		// killStale ends the browser's helpers with it; killed with the
+		// thread that started it, as chromedp does by default.
+		chromedp.ModifyCmdFunc(func(cmd *exec.Cmd) {
+			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+		}),
+	}
+	if cfg.Headless {
+		opts = append(opts, chromedp.Flag("headless", true))
+	}
+	for _, f := range append(rodDefaultFlags, chromiumFlags(cfg)...) {
+		switch {
+		case f.Name == "remote-debugging-address":
+			// The pipe needs no address; chromedp would take the
+			// switch for a request to listen on a port.
+			continue
+		case f.Value == "":
+			opts = append(opts, chromedp.Flag(f.Name, true))
+		default:
+			opts = append(opts, chromedp.Flag(f.Name, f.Value))
+		}
+	}
+	actx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
+	bctx, cancel := chromedp.NewContext(actx)
+	// The first call starts the browser and binds its life to bctx; it
+	// opens no tab.
+	v, err := chromedp.CallBrowser(bctx, cdpbrowser.GetVersion, cdp.Empty{})
+	if err != nil {
+		cancel()
+		cancelAlloc()
+		return nil, fmt.Errorf("launch chromium %s: %w", cfg.Bin, err)
+	}
+	b := &cdpBrowser{cfg: cfg, ctx: bctx, cancel: cancel, cancelAlloc: cancelAlloc, version: v.Product}
+	if p := chromedp.FromContext(bctx).Browser.Process(); p != nil {
+		b.pid = p.Pid
+	}
+	log.Info("chromium started", zap.String("backend", "chromedp"), zap.String("version", v.Product), zap.Int("pid", b.pid))
+	return b, nil
+}
+
+// Version is the browser's product string, e.g. "Chrome/156.0.8078.108".
+func (b *cdpBrowser) Version() string { return b.version }
+
+// PID is the browser's main process id.
+func (b *cdpBrowser) PID() int { return b.pid }
+
+// Close closes the browser as LaunchRod's does: gracefully, then the
+// process is ended; the profile stays.
+func (b *cdpBrowser) Close() {
+	_ = chromedp.Cancel(b.ctx)
+	b.cancel()
+	b.cancelAlloc()
+	b.dialogs.Wait()
+}
+
+// NewWindow opens a separate window (see browser) and attaches to it.
+func (b *cdpBrowser) NewWindow(ctx context.Context) (page, error) {
+	w, h := int64(b.cfg.Width), int64(b.cfg.Height)
+	newWindow := true
+	t, err := cdp.Call(ctx, chromedp.FromContext(b.ctx).Browser, target.CreateTarget,
+		target.CreateTargetParams{URL: "about:blank", NewWindow: &newWindow, Width: w, Height: h})
+	if err != nil {
+		return nil, fmt.Errorf("open browser window: %w", err)
+	}
+	// The tab's context lives until Close: chromedp closes a tab when its
+	// context ends, so calls get the caller's deadline through cdp.Call
+	// on the tab's session, never through the tab's context.
+	tctx, cancel := chromedp.NewContext(b.ctx, chromedp.WithTargetID(t.TargetID))
+	attached := make(chan error, 1)
+	go func() { attached <- chromedp.Do(tctx) }()
+	select {
+	case err = <-attached:
+	case <-ctx.Done():
+		cancel()
+		<-attached
+		err = ctx.Err()
+	}
+	if err != nil {
+		cancel()
+		return nil, fmt.Errorf("attach to browser window: %w", err)
+	}
+	p := &cdpPage{t: chromedp.FromContext(tctx).Target, cancel: cancel}
+	if err := p.setUp(ctx, w, h); err != nil {
+		cancel()
+		return nil, err
+	}
+	// Accept JavaScript dialogs (see RodBrowser.NewPage). The loop ends
+	// when the window closes.
+	dialogs := chromedp.Events(tctx, cdppage.JavascriptDialogOpening)
+	b.dialogs.Add(1)
+	go func() {
+		defer b.dialogs.Done()
+		for _, err := range dialogs {
+			if err != nil {
+				return
+			}
+			_, _ = cdp.Call(tctx, p.t, cdppage.HandleJavaScriptDialog, cdppage.HandleJavaScriptDialogParams{Accept: true})
+		}
+	}()
+	return p, nil
+}
+
+// cdpPage is a window driven with chromedp.
+type cdpPage struct {
+	t      *chromedp.Target
+	cancel context.CancelFunc // closes the tab
+}
+
+var _ page = (*cdpPage)(nil)
+
+// setUp turns off what chromedp turns on for its own DOM queries and
+// that the driver does not use (every network request, DOM and style
+// change and console line would be sent over the pipe as an event), then
+// emulates focus and sizes the page as the rod backend does.
+func (p *cdpPage) setUp(ctx context.Context, w, h int64) error {
+	off := false
+	steps := []struct {
+		what string
+		do   func() error
+	}{
+		{"network events off", func() error { _, err := cdp.Call(ctx, p.t, network.Disable, cdp.Empty{}); return err }},
+		{"style events off", func() error { _, err := cdp.Call(ctx, p.t, css.Disable, cdp.Empty{}); return err }},
+		{"DOM events off", func() error { _, err := cdp.Call(ctx, p.t, dom.Disable, cdp.Empty{}); return err }},
+		{"log events off", func() error { _, err := cdp.Call(ctx, p.t, cdplog.Disable, cdp.Empty{}); return err }},
+		{"runtime events off", func() error { _, err := cdp.Call(ctx, p.t, runtime.Disable, cdp.Empty{}); return err }},
+		{"auto-attach off", func() error {
+			_, err := cdp.Call(ctx, p.t, target.SetAutoAttach, target.SetAutoAttachParams{AutoAttach: false, WaitForDebuggerOnStart: false, Flatten: &off})
+			return err
+		}},
+		{"enable focus emulation", func() error {
+			_, err := cdp.Call(ctx, p.t, emulation.SetFocusEmulationEnabled, emulation.SetFocusEmulationEnabledParams{Enabled: true})
+			return err
+		}},
+		{"size browser window", func() error {
+			_, err := cdp.Call(ctx, p.t, emulation.SetDeviceMetricsOverride, emulation.SetDeviceMetricsOverrideParams{Width: w, Height: h, DeviceScaleFactor: 1})
+			return err
+		}},
+	}
+	for _, s := range steps {
+		if err := s.do(); err != nil {
+			return fmt.Errorf("%s: %w", s.what, err)
+		}
+	}
+	return nil
+}
+
+// Eval calls fn as an expression with its JSON-encoded arguments written
+// in: JSON is JavaScript, so no remote object handles are needed.
+func (p *cdpPage) Eval(ctx context.Context, fn string, args ...any) (json.RawMessage, error) {
+	var expr strings.Builder
+	expr.WriteString("(" + fn + ")(")
+	for i, a := range args {
+		b, err := json.Marshal(a)
+		if err != nil {
+			return nil, fmt.Errorf("encode argument %d: %w", i, err)
+		}
+		if i > 0 {
+			expr.WriteString(", ")
+		}
+		expr.Write(b)
+	}
+	expr.WriteString(")")
+	yes := true
+	res, err := cdp.Call(ctx, p.t, runtime.Evaluate, runtime.EvaluateParams{Expression: expr.String(), ReturnByValue: &yes, AwaitPromise: &yes})
+	switch {
+	case err != nil:
+		return nil, err
+	case res.ExceptionDetails != nil:
+		return nil, &chromedp.ExceptionError{ExceptionDetails: res.ExceptionDetails}
+	case res.Result == nil || len(res.Result.Value) == 0:
+		return json.RawMessage("null"), nil
+	}
+	return json.RawMessage(res.Result.Value), nil
+}
+
+func (p *cdpPage) Navigate(ctx context.Context, url string) error {
+	res, err := cdp.Call(ctx, p.t, cdppage.Navigate, cdppage.NavigateParams{URL: url})
+	if err == nil && res.ErrorText != "" {
+		err = fmt.Errorf("%s", res.ErrorText)
+	}
+	return err
+}
+
+func (p *cdpPage) Key(ctx context.Context, e keyEvent) error {
+	_, err := cdp.Call(ctx, p.t, input.DispatchKeyEvent, input.DispatchKeyEventParams{
+		Type:                  input.DispatchKeyEventType(e.Type),
+		Modifiers:             int64(e.Modifiers),
+		Key:                   e.Key,
+		Code:                  e.Code,
+		Text:                  e.Text,
+		UnmodifiedText:        e.Text,
+		WindowsVirtualKeyCode: int64(e.KeyCode),
+		Location:              int64(e.Location),
+	})
+	return err
+}
+
+func (p *cdpPage) InsertText(ctx context.Context, text string) error {
+	_, err := cdp.Call(ctx, p.t, input.InsertText, input.InsertTextParams{Text: text})
+	return err
+}
+
+func (p *cdpPage) Mouse(ctx context.Context, e mouseEvent) error {
+	button := input.MouseButton(e.Button)
+	if button == "" {
+		button = input.MouseButton("none")
+	}
+	_, err := cdp.Call(ctx, p.t, input.DispatchMouseEvent, input.DispatchMouseEventParams{
+		Type:       input.DispatchMouseEventType(e.Type),
+		X:          e.X,
+		Y:          e.Y,
+		Button:     button,
+		Buttons:    int64(e.Buttons),
+		ClickCount: int64(e.ClickCount),
+	})
+	return err
+}
+
+func (p *cdpPage) Screenshot(ctx context.Context) ([]byte, error) {
+	res, err := cdp.Call(ctx, p.t, cdppage.CaptureScreenshot, cdppage.CaptureScreenshotParams{Format: cdppage.CaptureScreenshotFormatPng})
+	if err != nil {
+		return nil, err
+	}
+	return res.Data, nil
+}
+
+// Close closes the tab (chromedp closes it when its context ends).
+func (p *cdpPage) Close() error {
+	p.cancel()
+	return nil
+}

@@ -1,0 +1,151 @@
+package driver
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"go.uber.org/zap/zaptest"
+)
+
+// browserTestPage logs the key, input and mouse events a person's actions
+// cause, so that both backends can be held to the same sequence.
+const browserTestPage = `<!doctype html><title>first</title>
+<textarea id="t" style="position:absolute; left:100px; top:80px; width:300px; height:100px"></textarea>
+<script>
+window.events = [];
+const t = document.getElementById('t');
+for (const type of ['keydown', 'keyup']) {
+	t.addEventListener(type, (e) => events.push([type, e.key, e.code, e.ctrlKey, e.shiftKey, e.altKey].join(' ')));
+}
+t.addEventListener('mousedown', (e) => events.push('mousedown ' + e.button + ' ' + e.clientX + ',' + e.clientY));
+t.addEventListener('contextmenu', (e) => { e.preventDefault(); events.push('contextmenu'); });
+</script>`
+
+// TestBackends drives a small page with each backend through the window
+// methods the steps use, and checks what the page saw: the same key
+// events (modifiers held, text typed), clicks where they were aimed,
+// inserted text, accepted dialogs, a screenshot, a poll that survives a
+// navigation and a script error reported as an error.
+func TestBackends(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		if r.URL.Path == "/second" {
+			fmt.Fprint(w, `<!doctype html><title>second</title><p>second page</p>`)
+			return
+		}
+		fmt.Fprint(w, browserTestPage)
+	}))
+	defer srv.Close()
+	seen := map[Backend][]string{}
+	for _, b := range []Backend{BackendRod, BackendChromedp} {
+		t.Run(string(b), func(t *testing.T) { seen[b] = driveTestPage(t, b, srv.URL) })
+	}
+	if d := cmp.Diff(seen[BackendRod], seen[BackendChromedp]); d != "" && !t.Failed() {
+		t.Errorf("the page saw different events (-rod +chromedp):\n%s", d)
+	}
+}
+
+func driveTestPage(t *testing.T, backend Backend, url string) []string {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cfg := DefaultBrowserConfig()
+	cfg.Backend, cfg.Dir, cfg.Width, cfg.Height = backend, t.TempDir(), 800, 600
+	br, err := launchBrowser(ctx, cfg, zaptest.NewLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer br.Close()
+	if !strings.Contains(br.Version(), "Chrome/") || br.PID() <= 0 {
+		t.Errorf("version %q, pid %d", br.Version(), br.PID())
+	}
+	p, err := br.NewWindow(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	w := &window{page: p}
+	if err := w.navigate(ctx, url); err != nil {
+		t.Fatal(err)
+	}
+	at, err := w.point(ctx, "the textarea is laid out", `() => {
+		const r = document.getElementById('t')?.getBoundingClientRect();
+		return r && r.width > 0 ? {x: r.left + 10, y: r.top + 10} : null;
+	}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if at != (point{X: 110, Y: 90}) {
+		t.Errorf("textarea at %+v, want 110,90 (the window is not %dx%d)", at, cfg.Width, cfg.Height)
+	}
+	step := func(what string, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+	step("click", w.click(ctx, at, mouseLeft))
+	step("focus", w.waitFor(ctx, "the textarea has focus", `() => document.activeElement?.id === 't'`))
+	step("insert", w.insert(ctx, "héllo «ok» "))
+	step("shift+a", w.keys(ctx, keyShift, "KeyA"))
+	step("enter", w.keys(ctx, keyEnter))
+	step("ctrl+shift+left ×2", w.repeat(ctx, 2, keyArrowLeft, keyControl, keyShift))
+	step("right click", w.click(ctx, point{X: 120, Y: 100}, mouseRight))
+	val, err := w.value(ctx, "the textarea has text", `() => document.getElementById('t').value`)
+	step("read text", err)
+	if want := "héllo «ok» a\n"; val != want {
+		t.Errorf("textarea holds %q, want %q", val, want)
+	}
+
+	// A dialog would block every later call; it is accepted.
+	_, err = w.eval(ctx, `() => { setTimeout(() => { window.confirmed = confirm('leave?'); }, 0); return true; }`)
+	step("open a dialog", err)
+	step("dialog", w.waitFor(ctx, "the dialog was accepted", `() => window.confirmed === true`))
+
+	png, err := w.screenshot(ctx)
+	step("screenshot", err)
+	if !bytes.HasPrefix(png, []byte("\x89PNG")) {
+		t.Errorf("screenshot is not a PNG (%d bytes)", len(png))
+	}
+
+	if _, err := w.eval(ctx, `() => { throw new Error('boom'); }`); err == nil || !strings.Contains(err.Error(), "boom") {
+		t.Errorf("a throwing script: %v", err)
+	}
+	res, err := w.eval(ctx, `(a, b) => ({sum: a.n + b, s: a.s})`, map[string]any{"n": 2, "s": "<\u2028>"}, 3)
+	step("eval with arguments", err)
+	if res.Get("sum").Int() != 5 || res.Get("s").Str() != "<\u2028>" {
+		t.Errorf("eval with arguments: %s", res.JSON("", ""))
+	}
+
+	events, err := w.eval(ctx, `() => window.events`)
+	step("read events", err)
+	var log []string
+	for _, e := range events.Arr() {
+		log = append(log, e.Str())
+	}
+	for _, want := range []string{
+		"mousedown 0 110,90",
+		"keydown Shift ShiftLeft false true false", "keydown a KeyA false true false", "keyup Shift ShiftLeft false false false",
+		"keydown Enter Enter false false false",
+		"keydown ArrowLeft ArrowLeft true true false",
+		"mousedown 2 120,100", "contextmenu",
+	} {
+		if !slices.Contains(log, want) {
+			t.Errorf("the page saw no %q in %q", want, log)
+		}
+	}
+
+	// The page navigates while a poll waits in it: the poll goes on in the
+	// new document.
+	_, err = w.eval(ctx, `() => { setTimeout(() => { location.href = '/second'; }, 50); return true; }`)
+	step("schedule a navigation", err)
+	step("poll across a navigation", w.waitFor(ctx, "the second page shows", `() => document.title === 'second'`))
+	return log
+}
