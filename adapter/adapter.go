@@ -1,10 +1,13 @@
 // Package adapter describes how dialogfarm drives one VS Code Q&A plugin:
 // how it is installed and configured, how its chat view is opened and
 // found, how a query is typed and sent, when its answer is done, how a new
-// conversation starts, which of its commands a config may run, and which of
+// conversation starts, which of its commands a config may run, which of
 // its model requests are auxiliary (titles, summaries) rather than chat
-// turns. An adapter is a YAML file; the driver reads adapters and knows no
-// plugin by name. The reference plugin's adapter is bundled ("ask").
+// turns, and how its user messages are laid out (where the developer's own
+// words are among the editor context and command templates, for the
+// judge). An adapter is a YAML file; the driver and the judge read adapters
+// and know no plugin by name. The reference plugin's adapter is bundled
+// ("ask").
 //
 // Relative paths in an adapter file resolve against the file's folder; in a
 // bundled adapter, against the dialogfarm checkout (the Root given to Load).
@@ -37,11 +40,15 @@ type Adapter struct {
 	NewChat  NewChat            `yaml:"new_chat"`
 	Commands map[string]Command `yaml:"commands"`
 	Traffic  Traffic            `yaml:"traffic"`
+	// Prompt says how the plugin writes a chat turn's user message.
+	Prompt Prompt `yaml:"prompt"`
 
 	// Source is the file the adapter was read from, or "bundled:<name>".
 	Source string `yaml:"-"`
 	// Dir is the folder relative paths resolve against.
 	Dir string `yaml:"-"`
+
+	format *MessageFormat // Prompt compiled, by Parse
 }
 
 // Extension names the plugin and how it is installed: from a folder

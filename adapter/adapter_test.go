@@ -83,6 +83,10 @@ func TestParseErrorsNameFileLineField(t *testing.T) {
 		{"bad command", "name: mini\n", "name: mini\ncommands:\n  explain: {title: X}\n", "mini.yaml:3: field commands.explain: a command is named by its slash form"},
 		{"bad rule", "name: mini\n", "name: mini\ntraffic:\n  auxiliary:\n    - {name: t, system: '('}\n", "mini.yaml:4: field traffic.auxiliary[0].system: not a regular expression"},
 		{"empty rule", "name: mini\n", "name: mini\ntraffic:\n  auxiliary:\n    - {name: t}\n", "field traffic.auxiliary[0]: a rule needs at least one"},
+		{"bad prompt pattern", "name: mini\n", "name: mini\nprompt:\n  instruction: '^File: (?P<instruction>.*'\n", "mini.yaml:3: field prompt.instruction: not a regular expression: error parsing regexp: missing closing )"},
+		{"prompt pattern without its group", "name: mini\n", "name: mini\nprompt:\n  language: '^Language: (\\S+)'\n", "mini.yaml:3: field prompt.language: needs a group named language, e.g. (?P<language>.*)"},
+		{"template intent", "name: mini\n", "name: mini\nprompt:\n  templates:\n    - {intent: explian, text: Explain it}\n", `mini.yaml:4: field prompt.templates[0].intent: must be one of explain, generate, fix, tests, docs, optimize, refactor, question, got "explian"`},
+		{"template text", "name: mini\n", "name: mini\nprompt:\n  templates:\n    - {intent: fix, text: Fix it}\n    - {intent: fix, text: ' '}\n", "mini.yaml:5: field prompt.templates[1].text: is required"},
 		{"two setup actions", "name: mini\n", "name: mini\nsetup:\n  - {click: '#a', js: 'x'}\n", "mini.yaml:3: field setup[0]: a setup step is exactly one of"},
 	}
 	for _, c := range cases {

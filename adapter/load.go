@@ -57,6 +57,17 @@ const DefaultName = "ask"
 // Load reads an adapter by file path or bundled name. root is the
 // dialogfarm checkout, against which a bundled adapter's paths resolve.
 func Load(nameOrPath, root string) (*Adapter, error) {
+	return load(nameOrPath, root, true)
+}
+
+// LoadForRecords reads an adapter to read records made with it (its
+// prompt: section, for the judge): it is checked like Load, except that
+// its plugin's files need not be where it says (nothing is installed).
+func LoadForRecords(nameOrPath string) (*Adapter, error) {
+	return load(nameOrPath, "", false)
+}
+
+func load(nameOrPath, root string, checkFiles bool) (*Adapter, error) {
 	if nameOrPath == "" {
 		nameOrPath = DefaultName
 	}
@@ -65,7 +76,7 @@ func Load(nameOrPath, root string) (*Adapter, error) {
 		if err != nil {
 			return nil, fmt.Errorf("adapter %q: no such bundled adapter (bundled: %s) and not a file path", nameOrPath, strings.Join(Bundled(), ", "))
 		}
-		return Parse(data, "bundled:"+nameOrPath, root)
+		return parse(data, "bundled:"+nameOrPath, root, checkFiles)
 	}
 	data, err := os.ReadFile(nameOrPath)
 	if err != nil {
@@ -75,7 +86,7 @@ func Load(nameOrPath, root string) (*Adapter, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read adapter: %w", err)
 	}
-	return Parse(data, nameOrPath, filepath.Dir(abs))
+	return parse(data, nameOrPath, filepath.Dir(abs), checkFiles)
 }
 
 // Parse decodes and validates an adapter; source names it in errors and
@@ -83,6 +94,11 @@ func Load(nameOrPath, root string) (*Adapter, error) {
 // missing or contradictory fields are *FieldErrors naming file, line and
 // field; all of them are returned, joined.
 func Parse(data []byte, source, dir string) (*Adapter, error) {
+	return parse(data, source, dir, true)
+}
+
+// parse is Parse; checkFiles says whether the extension folder is looked for.
+func parse(data []byte, source, dir string, checkFiles bool) (*Adapter, error) {
 	var root yaml.Node
 	if err := yaml.Unmarshal(data, &root); err != nil {
 		return nil, yamlError(source, err)
@@ -90,7 +106,7 @@ func Parse(data []byte, source, dir string) (*Adapter, error) {
 	var a Adapter
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
-	v := validator{file: source, root: &root}
+	v := validator{file: source, root: &root, checkFiles: checkFiles}
 	if err := dec.Decode(&a); err != nil {
 		if errors.Is(err, io.EOF) {
 			return nil, &FieldError{File: source, Msg: "the adapter file is empty"}
@@ -108,6 +124,8 @@ func Parse(data []byte, source, dir string) (*Adapter, error) {
 	if err := errors.Join(v.errs...); err != nil {
 		return nil, err
 	}
+	f := a.compileFormat()
+	a.format = &f
 	return &a, nil
 }
 
@@ -148,6 +166,8 @@ type validator struct {
 	file string
 	root *yaml.Node
 	errs []error
+	// checkFiles: the extension folder must hold a package.json.
+	checkFiles bool
 }
 
 func (v *validator) bad(field, format string, args ...any) {
@@ -257,6 +277,7 @@ func (v *validator) check(a *Adapter) {
 		}
 		v.keys(field+".keybinding", c.Keybinding)
 	}
+	v.prompt(a.Prompt)
 	for i, r := range a.Traffic.Auxiliary {
 		field := fmt.Sprintf("traffic.auxiliary[%d]", i)
 		if r.Path == "" && r.Stream == nil && r.System == "" && r.User == "" && r.Position == 0 {
@@ -283,7 +304,7 @@ func (v *validator) extension(a *Adapter) {
 		v.bad("extension", "needs folder (an unpacked extension) or vsix (a packaged one)")
 	case e.Folder != "" && e.VSIX != "":
 		v.bad("extension", "give folder or vsix, not both")
-	case e.Folder != "":
+	case e.Folder != "" && v.checkFiles:
 		if _, err := os.Stat(filepath.Join(a.Path(e.Folder), "package.json")); err != nil {
 			v.bad("extension.folder", "no package.json in %s", a.Path(e.Folder))
 		}

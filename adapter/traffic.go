@@ -35,16 +35,18 @@ func (a *Adapter) Classifier() Classifier {
 			r.Name = fmt.Sprintf("rule %d", i+1)
 		}
 		cr := compiledRule{Rule: r}
-		compile := func(s string) *regexp.Regexp {
-			if s == "" {
-				return nil
-			}
-			return regexp.MustCompile(s)
-		}
-		cr.path, cr.system, cr.user = compile(r.Path), compile(r.System), compile(r.User)
+		cr.path, cr.system, cr.user = compileChecked(r.Path), compileChecked(r.System), compileChecked(r.User)
 		c.rules = append(c.rules, cr)
 	}
 	return c
+}
+
+// compileChecked compiles a regular expression Parse checked; nil for "".
+func compileChecked(s string) *regexp.Regexp {
+	if s == "" {
+		return nil
+	}
+	return regexp.MustCompile(s)
 }
 
 // Auxiliary returns the name of the first rule the request matches, or ""

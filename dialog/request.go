@@ -94,3 +94,21 @@ func contentText(raw json.RawMessage) (string, error) {
 	}
 	return sb.String(), nil
 }
+
+// UserMessage is a chat turn's user message as its plugin's adapter reads
+// it (the adapter's prompt: section): the part the developer asked for,
+// apart from the editor context the plugin added, and their own words apart
+// from a command template.
+type UserMessage struct {
+	// Instruction is the message without its editor context: a command
+	// template, the developer's own words, or both.
+	Instruction string
+	// Query is the developer's own words: Instruction without its
+	// template; "" for a template sent alone.
+	Query string
+	// Intent is the template's intent, as the behaviour profile spells it
+	// ("explain", "tests", "optimize"); "" when no template was sent.
+	Intent string
+	// Language is the language id the message names ("go"), "" if none.
+	Language string
+}

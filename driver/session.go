@@ -92,13 +92,8 @@ func (s *Session) adapterFor(cfg dialog.ChatConfig) (*adapter.Adapter, error) {
 	if len(s.adapters) == 0 {
 		return nil, errors.New("the run has no plugin adapter")
 	}
-	if cfg.Plugin == "" {
-		return s.adapters[0], nil
-	}
-	for _, a := range s.adapters {
-		if a.Name == cfg.Plugin || a.Source == cfg.Plugin {
-			return a, nil
-		}
+	if a := adapter.Set(s.adapters).Find(cfg.Plugin); a != nil {
+		return a, nil
 	}
 	names := make([]string, len(s.adapters))
 	for i, a := range s.adapters {

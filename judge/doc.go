@@ -8,7 +8,10 @@
 //
 // A Judge scores each candidate of a captured request (a Subject: the
 // exact messages the plugin sent, with the intent, file language and query
-// locale from the chat config or read from the request). With a judge
+// locale from the chat config or read from the request). The request is
+// read by the plugin's message format, a MessageReader (the prompt: section
+// of its adapter file; adapter.Set implements it): the judge knows no
+// plugin's context layout or command templates itself. With a judge
 // model (a Completer; pool.Member is one) it asks for a 1–5 score against
 // the intent's rubric (explain, generate, fix, tests, docs, optimise,
 // refactor, general), showing the request as JSON exactly as sent; the

@@ -6,12 +6,14 @@ import (
 
 	"go.uber.org/zap"
 
+	"dialogfarm/adapter"
 	"dialogfarm/dialog"
 	"dialogfarm/judge"
 )
 
-// A rules-only judge scores two answers to a Chinese request for a fix:
-// the English one without code loses points for both.
+// A rules-only judge scores two answers to a Chinese request for a fix
+// sent by the reference plugin (read by its bundled adapter's format): the
+// English one without code loses points for both.
 func ExampleJudge_Judge() {
 	j, err := judge.New(judge.DefaultConfig(), nil, zap.NewNop())
 	if err != nil {
@@ -19,7 +21,11 @@ func ExampleJudge_Judge() {
 	}
 	req := dialog.ChatRequest{Messages: []dialog.Message{{Role: "user", Content: "File: a.go\nLanguage: go\n" +
 		"Cursor: line 1, column 1\nSelected code (lines 1-1):\n```go\nx := a / b\n```\n\n修复这个除零错误"}}}
-	subject := judge.NewSubject(req, nil)
+	ask, err := adapter.LoadForRecords(adapter.DefaultName)
+	if err != nil {
+		panic(err)
+	}
+	subject := judge.NewSubject(req, nil, adapter.Set{ask})
 	verdicts, err := j.Judge(context.Background(), subject, []dialog.Candidate{
 		{Member: "a", Text: "Check that b is not zero before dividing."},
 		{Member: "b", Text: "先检查 b 是否为零：\n\n```go\nif b == 0 {\n\treturn 0, errDivByZero\n}\nx := a / b\n```"},

@@ -41,7 +41,8 @@ type Judge struct {
 	rules   []Rule
 	rubrics map[string]string
 	log     *zap.Logger
-	exec    Executor // optional; see WithExecutor
+	exec    Executor      // optional; see WithExecutor
+	reader  MessageReader // optional; see WithReader
 }
 
 // New builds a Judge. With a nil llm it runs in rules-only mode and every
@@ -63,6 +64,13 @@ func New(cfg Config, llm Completer, log *zap.Logger) (*Judge, error) {
 		cfg.Concurrency = 1
 	}
 	return &Judge{cfg: cfg, llm: llm, rules: rules, rubrics: rubrics, log: log}, nil
+}
+
+// WithReader makes Rejudge read recorded requests with r (the formats of
+// the plugins that sent them; see NewSubject).
+func (j *Judge) WithReader(r MessageReader) *Judge {
+	j.reader = r
+	return j
 }
 
 // RulesOnly reports whether the judge has no model.

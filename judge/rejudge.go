@@ -24,7 +24,7 @@ func (j *Judge) Rejudge(ctx context.Context, d dialog.Dialogue) (dialog.Dialogue
 		if err != nil {
 			return d, fmt.Errorf("rejudge %s turn %d: %w", d.ConfigID, i+1, err)
 		}
-		vs, err := j.Judge(ctx, NewSubject(req, &d.Config), t.Candidates)
+		vs, err := j.Judge(ctx, NewSubject(req, &d.Config, j.reader), t.Candidates)
 		if err != nil {
 			return d, fmt.Errorf("rejudge %s turn %d: %w", d.ConfigID, i+1, err)
 		}
@@ -39,8 +39,9 @@ func TurnID(configID string, turn int) string { return fmt.Sprintf("%s#%d", conf
 // TurnScores lists every turn of d that has candidates as a judge-eval
 // line: its TurnID, the final score of the verdict on the answer the plugin
 // was shown (0 when there is none, which judge-eval reports as unscored),
-// and the turn's intent, language and locale.
-func TurnScores(d dialog.Dialogue) []Scored {
+// and the turn's intent, language and locale (what the config leaves empty
+// is read from the request by r; see NewSubject).
+func TurnScores(d dialog.Dialogue, r MessageReader) []Scored {
 	var out []Scored
 	for i, t := range d.Turns {
 		if len(t.Candidates) == 0 {
@@ -50,7 +51,7 @@ func TurnScores(d dialog.Dialogue) []Scored {
 		if req, err := dialog.ParseChatRequest(t.Request); err == nil {
 			// The config's dimensions, as the profile names them; what
 			// it leaves empty is read from the request.
-			subj := NewSubject(req, &d.Config)
+			subj := NewSubject(req, &d.Config, r)
 			s.Intent = cmp.Or(d.Config.Intent, subj.Intent)
 			s.Language = cmp.Or(d.Config.Language, subj.Language)
 			s.Locale = cmp.Or(d.Config.Locale, subj.Locale)

@@ -4,8 +4,27 @@ import (
 	"strings"
 	"testing"
 
+	"dialogfarm/adapter"
 	"dialogfarm/dialog"
 )
+
+// Two of the reference plugin's slash-command templates (plugin/prompt.js),
+// which its bundled adapter declares.
+const (
+	askExplain = "Explain what this code does, step by step, and point out anything surprising."
+	askTests   = "Write unit tests for this code using the usual test framework for this language. Cover normal cases, edge cases and errors."
+)
+
+// askReader reads requests by the bundled adapters' formats (the
+// reference plugin's, ask, first).
+func askReader(tb testing.TB) MessageReader {
+	tb.Helper()
+	a, err := adapter.LoadForRecords(adapter.DefaultName)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return adapter.Set{a}
+}
 
 // pluginSubject is the subject of a reference-plugin request for code in
 // lang with the given instruction.
@@ -16,7 +35,7 @@ func pluginSubject(tb testing.TB, lang, code, instruction string) Subject {
 	return NewSubject(dialog.ChatRequest{Messages: []dialog.Message{
 		{Role: "system", Content: "You are Ask, a coding assistant."},
 		{Role: "user", Content: user},
-	}}, nil)
+	}}, nil, askReader(tb))
 }
 
 const goCode = `func WordCount(s string) map[string]int {
@@ -62,7 +81,7 @@ func runRule(t *testing.T, rule string, cases []ruleCase) {
 func TestRuleLocaleMismatch(t *testing.T) {
 	zh := pluginSubject(t, "go", goCode, "这个函数做什么？请详细解释一下。")
 	en := pluginSubject(t, "go", goCode, "What does this function do?")
-	slashOnly := pluginSubject(t, "go", goCode, pluginTemplates[0].text)
+	slashOnly := pluginSubject(t, "go", goCode, askExplain)
 	zhAnswer := "这个函数统计字符串中每个单词出现的次数。它先用 `strings.Fields` 拆分，然后把每个单词转成小写再计数。"
 	enAnswer := "It counts how often each word occurs in the string, case-insensitively, using strings.Fields."
 	runRule(t, RuleLocaleMismatch, []ruleCase{
@@ -205,8 +224,8 @@ func TestNewSubject(t *testing.T) {
 		cfg                         *dialog.ChatConfig
 		intent, lang, locale, query string
 	}{
-		{"slash explain", pluginTemplates[0].text, nil, IntentExplain, "go", "en", ""},
-		{"slash tests with rest", pluginTemplates[2].text + "\n用 table-driven 测试，覆盖空字符串", nil, IntentTests, "go", "zh", "用 table-driven 测试，覆盖空字符串"},
+		{"slash explain", askExplain, nil, IntentExplain, "go", "en", ""},
+		{"slash tests with rest", askTests + "\n用 table-driven 测试，覆盖空字符串", nil, IntentTests, "go", "zh", "用 table-driven 测试，覆盖空字符串"},
 		{"keyword fix", "why does this crash on empty input?", nil, IntentFix, "go", "en", "why does this crash on empty input?"},
 		{"config wins for intent", "hmm", &dialog.ChatConfig{Intent: "optimize", Language: "golang", Locale: "zh"}, IntentOptimise, "golang", "zh", "hmm"},
 		{"nothing matches", "thoughts?", nil, IntentGeneral, "go", "", "thoughts?"},
@@ -215,7 +234,7 @@ func TestNewSubject(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			s := pluginSubject(t, "go", goCode, c.instruction)
 			if c.cfg != nil {
-				s = NewSubject(dialog.ChatRequest{Messages: s.Messages}, c.cfg)
+				s = NewSubject(dialog.ChatRequest{Messages: s.Messages}, c.cfg, askReader(t))
 			}
 			if s.Intent != c.intent || s.Language != c.lang || s.Locale != c.locale || s.Query != c.query {
 				t.Errorf("got intent %q lang %q locale %q query %q; want %q %q %q %q",

@@ -76,85 +76,56 @@ func (s Subject) Prompt() string {
 	return dialog.ChatRequest{Messages: s.Messages}.LastUser()
 }
 
+// MessageReader reads a plugin's chat-turn user message: the instruction
+// apart from the editor context, the developer's own words apart from a
+// command template, that template's intent and the language the message
+// names. plugin is the chat config's plugin field ("" for the run's
+// default plugin). adapter.Set implements it with the prompt: sections of
+// the run's adapter files.
+type MessageReader interface {
+	ReadUser(plugin, text string) dialog.UserMessage
+}
+
 // NewSubject describes a captured request. What the chat config states
 // (intent, language, locale) wins; what it leaves empty is read from the
-// request: the language from the user message's "Language:" line, the intent
-// from the slash-command template or keywords of the instruction, the
-// locale from the script of the developer's own words.
-func NewSubject(req dialog.ChatRequest, cfg *dialog.ChatConfig) Subject {
+// last user message by r, the format of the config's plugin: the language
+// the message names, the intent of its command template or else keywords
+// of the developer's own words, the locale from the script of those words.
+// With no reader (nil) the whole message is taken as the developer's words.
+func NewSubject(req dialog.ChatRequest, cfg *dialog.ChatConfig, r MessageReader) Subject {
 	user := req.LastUser()
-	instruction := instructionOf(user)
-	query, templateIntent := stripTemplate(instruction)
-	s := Subject{Messages: req.Messages, Query: query}
+	msg := dialog.UserMessage{Instruction: strings.TrimSpace(user), Query: strings.TrimSpace(user)}
+	if r != nil {
+		plugin := ""
+		if cfg != nil {
+			plugin = cfg.Plugin
+		}
+		msg = r.ReadUser(plugin, user)
+	}
+	s := Subject{Messages: req.Messages, Query: msg.Query}
 	if cfg != nil {
 		s.Intent, s.Language, s.Locale = NormalizeIntent(cfg.Intent), cfg.Language, cfg.Locale
 		s.ConfigID = cfg.ID
 	}
 	if s.Language == "" {
-		if m := languageLine.FindStringSubmatch(user); m != nil {
-			s.Language = strings.TrimSpace(m[1])
-		}
+		s.Language = msg.Language
 	}
 	if s.Intent == "" {
-		s.Intent = templateIntent
+		s.Intent = NormalizeIntent(msg.Intent)
 	}
 	if s.Intent == "" {
-		s.Intent = intentFromWords(query)
+		s.Intent = intentFromWords(msg.Query)
 	}
 	// The locale is that of the developer's own words as sent, which is
-	// what the model saw; with no words of their own (a slash command
+	// what the model saw; with no words of their own (a command template
 	// alone) that of the template sent; the configured locale only fills
 	// in when neither has enough words to tell.
-	if detected := DetectLocale(query); detected != "" {
+	if detected := DetectLocale(msg.Query); detected != "" {
 		s.Locale = detected
-	} else if detected := DetectLocale(instruction); detected != "" && query == "" {
+	} else if detected := DetectLocale(msg.Instruction); detected != "" && msg.Query == "" {
 		s.Locale = detected
 	}
 	return s
-}
-
-var languageLine = regexp.MustCompile(`(?m)^Language: *(\S+) *$`)
-
-// instructionOf is the instruction part of a reference-plugin user message:
-// what follows the editor context ("File:", "Language:", "Cursor:" and one
-// fenced code block). Other messages are all instruction.
-func instructionOf(user string) string {
-	if !strings.HasPrefix(user, "File: ") {
-		return strings.TrimSpace(user)
-	}
-	lines := strings.Split(user, "\n")
-	fences := 0
-	for i, line := range lines {
-		if _, _, _, ok := fence(line); ok {
-			fences++
-			if fences == 2 {
-				return strings.TrimSpace(strings.Join(lines[i+1:], "\n"))
-			}
-		}
-	}
-	return strings.TrimSpace(user)
-}
-
-// pluginTemplates are the reference plugin's slash-command templates
-// (plugin/prompt.js SLASH_COMMANDS): "/cmd rest" is sent as the template,
-// then rest on a new line.
-var pluginTemplates = []struct{ intent, text string }{
-	{IntentExplain, "Explain what this code does, step by step, and point out anything surprising."},
-	{IntentFix, "Find the bugs in this code and fix them. Show the corrected code and explain each change."},
-	{IntentTests, "Write unit tests for this code using the usual test framework for this language. Cover normal cases, edge cases and errors."},
-	{IntentDocs, "Add documentation comments to this code, following this language's conventions. Show the documented code."},
-	{IntentOptimise, "Optimize this code for performance and readability without changing its behaviour. Show the improved code and explain the changes."},
-}
-
-// stripTemplate removes a leading slash-command template from instruction,
-// returning the developer's own words and the template's intent.
-func stripTemplate(instruction string) (query, intent string) {
-	for _, t := range pluginTemplates {
-		if rest, ok := strings.CutPrefix(instruction, t.text); ok {
-			return strings.TrimSpace(rest), t.intent
-		}
-	}
-	return instruction, ""
 }
 
 // intentKeywords are checked in order; the first intent with a keyword in

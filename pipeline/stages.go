@@ -9,6 +9,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"golang.org/x/sync/errgroup"
 
+	"dialogfarm/adapter"
 	"dialogfarm/analyst"
 	"dialogfarm/configgen"
 	"dialogfarm/dialog"
@@ -259,7 +260,8 @@ func runJudge(ctx context.Context, x *nodeRun) error {
 		if err != nil {
 			return err
 		}
-		j = rj
+		// Requests are read as the run's plugins write messages.
+		j = rj.WithReader(adapter.Set(x.env.Drive.Run.Adapters))
 	}
 	ds, err := readDialogues(x.in["dialogues"].Path)
 	if err != nil {

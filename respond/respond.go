@@ -39,6 +39,12 @@ type Responder struct {
 	// subject's intent, language and locale come from the config rather
 	// than being read from the request.
 	Lookup func(session string) (dialog.ChatConfig, bool)
+	// Reader, when set, reads the request's user message by the format
+	// of the plugin that sent it (its adapter's prompt: section, chosen
+	// by the config's plugin field), so the subject's query, intent,
+	// language and locale come from the developer's own words; unset, the
+	// whole message is taken as their words.
+	Reader judge.MessageReader
 }
 
 var _ capture.Responder = (*Responder)(nil)
@@ -71,7 +77,7 @@ func (r *Responder) Respond(ctx context.Context, req capture.Request) (capture.A
 			cfg = &c
 		}
 	}
-	subject := judge.NewSubject(dialog.ChatRequest{Model: req.Model, Messages: msgs}, cfg)
+	subject := judge.NewSubject(dialog.ChatRequest{Model: req.Model, Messages: msgs}, cfg, r.Reader)
 	verdicts, err := r.judge.Judge(ctx, subject, cands)
 	if err != nil {
 		return ans, fmt.Errorf("judge %s#%d: %w", req.Session, req.Seq, err)

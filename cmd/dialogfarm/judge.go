@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/sync/errgroup"
 
+	"dialogfarm/adapter"
 	"dialogfarm/dialog"
 	"dialogfarm/judge"
 	"dialogfarm/pool"
@@ -28,8 +29,11 @@ with the judge: section of the config (rules-only when it names no endpoint, or
 with --rules-only) and writes the dialogues with the new verdicts, in the same
 order and format, for export. The answers the plugin was shown stay as they
 were. --scores writes one judge-eval line per turn: {"id":"<config id>#<turn>",
-"score", "intent", "language", "locale"}. Judge model calls are cached in the
-input's folder (pool.cache_dir), so a second run costs nothing.`,
+"score", "intent", "language", "locale"}. Each request is read the way its
+plugin writes messages (the prompt: section of the adapter its config's plugin
+field names, else of the first --adapter), to find the developer's own words.
+Judge model calls are cached in the input's folder (pool.cache_dir), so a
+second run costs nothing.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return a.judge(cmd.Context()) },
 	}
@@ -40,6 +44,7 @@ input's folder (pool.cache_dir), so a second run costs nothing.`,
 	f.Bool("rules-only", false, "ignore the judge endpoint: rule deductions only, said in every verdict")
 	f.Int("jobs", 4, "dialogues judged at once")
 	f.String("tasks", "", "a `tasks build` folder: generate/fix answers of dialogues driven from its configs run against their step's tests in the sandbox")
+	f.StringSlice("adapter", []string{adapter.DefaultName}, "adapter of the plugin that sent the requests (how it writes messages): a bundled name or an adapter YAML file; repeat for several, as given to drive (the first reads dialogues without a plugin field)")
 	addPoolFlags(cmd)
 	return cmd
 }
@@ -83,6 +88,11 @@ func (a *app) judge(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	formats, err := recordFormats(a.v.GetStringSlice("adapter"), dialogues)
+	if err != nil {
+		return err
+	}
+	j.WithReader(formats)
 	if torn {
 		fmt.Fprintf(a.stderr, "dialogfarm: skipping the torn last line of %s (a run killed mid-write; resuming it drives that config again)\n", in)
 	}
@@ -111,7 +121,7 @@ func (a *app) judge(ctx context.Context) error {
 		if err := writeLine(&buf, d); err != nil {
 			return err
 		}
-		for _, s := range judge.TurnScores(d) {
+		for _, s := range judge.TurnScores(d, formats) {
 			turns++
 			if err := writeLine(&scores, s); err != nil {
 				return err
@@ -141,6 +151,25 @@ func (a *app) judge(ctx context.Context) error {
 		writeStats(a.stdout, []pool.Stats{jm.Stats()})
 	}
 	return nil
+}
+
+// recordFormats loads the adapters that tell how the recorded requests'
+// plugins write messages, and checks that every dialogue's plugin has one.
+func recordFormats(names []string, ds []dialog.Dialogue) (adapter.Set, error) {
+	var set adapter.Set
+	for _, name := range names {
+		ad, err := adapter.LoadForRecords(name)
+		if err != nil {
+			return nil, fmt.Errorf("judge: %w", err)
+		}
+		set = append(set, ad)
+	}
+	for _, d := range ds {
+		if p := d.Config.Plugin; set.Find(p) == nil {
+			return nil, fmt.Errorf("judge: dialogue %s was driven with plugin %q, which no --adapter names (give its adapter file with --adapter)", d.ConfigID, p)
+		}
+	}
+	return set, nil
 }
 
 // readDialogues reads a dialogues JSONL file; torn says its partial last

@@ -206,3 +206,40 @@ func noTestErr(tb testing.TB, err error) {
 		tb.Fatal(err)
 	}
 }
+
+// judge reads each recorded request the way its plugin writes messages:
+// a Quill dialogue needs Quill's adapter, whose format says the code its
+// Explain This command sends is not the developer's words.
+func TestJudgeCommandReadsByThePluginsAdapter(t *testing.T) {
+	dir := t.TempDir()
+	code := "func Div(a, b int) int {\n\t// 修复: crashes with an error when b is 0, fix it\n\treturn a / b\n}"
+	req, err := json.Marshal(map[string]any{"model": "quill-model", "stream": true, "messages": []any{
+		map[string]any{"role": "system", "content": []map[string]string{{"type": "text", "text": "You are Quill, a concise coding assistant."}}},
+		map[string]any{"role": "user", "content": []map[string]string{{"type": "text", "text": "Explain this code from calc/div.go:\n\n" + code}}},
+	}})
+	noTestErr(t, err)
+	answer := "It divides a by b with integer division; a zero b panics."
+	d := dialog.Dialogue{ConfigID: "q1", Status: dialog.StatusOK, Config: dialog.ChatConfig{ID: "q1", Plugin: "quill"},
+		Turns: []dialog.Turn{{Exchange: dialog.Exchange{Request: req, Answer: answer,
+			Candidates: []dialog.Candidate{{Member: "a", Text: answer}}}}}}
+	line, err := json.Marshal(d)
+	noTestErr(t, err)
+	in, judged, scores := filepath.Join(dir, "d.jsonl"), filepath.Join(dir, "j.jsonl"), filepath.Join(dir, "s.jsonl")
+	noTestErr(t, os.WriteFile(in, append(line, '\n'), 0o644))
+	cfg := writePoolYAML(t, "")
+	args := []string{"judge", "--config", cfg, "--rules-only", "--in", in, "--out", judged, "--scores", scores}
+
+	if _, err := runPoolCLI(t, args...); err == nil || !strings.Contains(err.Error(), `dialogue q1 was driven with plugin "quill", which no --adapter names`) {
+		t.Fatalf("without quill's adapter: %v", err)
+	}
+	quill := filepath.Join("..", "..", "internal", "testdata", "quill", "adapter.yaml")
+	if out, err := runPoolCLI(t, append(args, "--adapter", "ask", "--adapter", quill)...); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	var s judge.Scored
+	noTestErr(t, json.Unmarshal(readTestFile(t, scores), &s))
+	// Read as the developer's words, the code would make it a Chinese fix.
+	if s.ID != "q1#1" || s.Intent != judge.IntentExplain || s.Locale != "en" || s.Score != 5 {
+		t.Errorf("scores line %+v; want explain, en, 5", s)
+	}
+}

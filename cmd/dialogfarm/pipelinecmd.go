@@ -14,9 +14,11 @@ import (
 	"github.com/spf13/cobra"
 	"go.uber.org/zap"
 
+	"dialogfarm/adapter"
 	"dialogfarm/configgen"
 	"dialogfarm/dashboard"
 	"dialogfarm/driver"
+	"dialogfarm/judge"
 	"dialogfarm/pipeline"
 	"dialogfarm/pool"
 	"dialogfarm/sft"
@@ -201,18 +203,21 @@ func (a *app) runEnv(out string) (pipeline.RunEnv, func(), error) {
 		return env, nil, err
 	}
 	env.QueryModel = model
-	responder, report, err := a.responder(out, dc.Run.Assignments)
+	responder, report, err := a.responder(out, dc.Run.Assignments, dc.Run.Adapters)
 	if err != nil {
 		return env, nil, err
 	}
 	env.Deps = pipeline.Deps{Responder: responder, FollowUps: configgen.NewFollowUpWriter(model)}
-	env.JudgeFor = func(endpoint string) (pipeline.Rejudger, error) { return a.judgeFor(endpoint) }
+	env.JudgeFor = func(endpoint string) (pipeline.Rejudger, error) {
+		return a.judgeFor(endpoint, adapter.Set(dc.Run.Adapters))
+	}
 	return env, func() { report(a.stderr) }, nil
 }
 
 // judgeFor builds the judge of the config's judge: section, with its
-// endpoint replaced by the pool member called endpoint when one is named.
-func (a *app) judgeFor(endpoint string) (pipeline.Rejudger, error) {
+// endpoint replaced by the pool member called endpoint when one is named;
+// it reads recorded requests with r.
+func (a *app) judgeFor(endpoint string, r judge.MessageReader) (pipeline.Rejudger, error) {
 	cfg, err := a.loadPoolSettings(a.v.GetString("pool-file"))
 	if err != nil {
 		return nil, err
@@ -229,5 +234,8 @@ func (a *app) judgeFor(endpoint string) (pipeline.Rejudger, error) {
 		return nil, err
 	}
 	j, _, err := newJudge(cfg, nil, a.log)
-	return j, err
+	if err != nil {
+		return nil, err
+	}
+	return j.WithReader(r), nil
 }

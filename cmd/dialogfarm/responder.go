@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 	"go.uber.org/zap"
 
+	"dialogfarm/adapter"
 	"dialogfarm/capture"
 	"dialogfarm/driver"
 	"dialogfarm/judge"
@@ -27,9 +28,11 @@ func addResponderFlags(cmd *cobra.Command) {
 	addPoolFlags(cmd)
 }
 
-// responder builds the answerer the flags name. done prints the pool's
-// accounting (when there is a pool) and must be called after the run.
-func (a *app) responder(out string, asg *driver.Assignments) (r capture.Responder, done func(io.Writer), err error) {
+// responder builds the answerer the flags name; it judges each request as
+// the plugin of its session's config writes messages (the run's adapters'
+// prompt: sections). done prints the pool's accounting (when there is a
+// pool) and must be called after the run.
+func (a *app) responder(out string, asg *driver.Assignments, adapters []*adapter.Adapter) (r capture.Responder, done func(io.Writer), err error) {
 	name := a.v.GetString("responder")
 	poolPath := a.v.GetString("pool-file")
 	if name == "" {
@@ -56,11 +59,11 @@ func (a *app) responder(out string, asg *driver.Assignments) (r capture.Responde
 			}
 			pr.judge.WithExecutor(ej)
 		}
-		pr.Lookup = asg.Lookup
+		pr.Lookup, pr.Reader = asg.Lookup, adapter.Set(adapters)
 		return pr, pr.report, nil
 	case "offline":
 		a.log.Warn("answers come from the offline stand-in: records are marked offline and are not training data")
-		r, err := a.rulesOnly(capture.Offline{}, "offline", asg)
+		r, err := a.rulesOnly(capture.Offline{}, "offline", asg, adapters)
 		return r, noop, err
 	case "openai":
 		// One upstream model: a pool of one through the same gateway as
@@ -74,7 +77,7 @@ func (a *app) responder(out string, asg *driver.Assignments) (r capture.Responde
 		if err != nil {
 			return nil, noop, err
 		}
-		r, err := a.rulesOnly(p, "openai", asg)
+		r, err := a.rulesOnly(p, "openai", asg, adapters)
 		return r, func(w io.Writer) { writeStats(w, p.Stats()) }, err
 	default:
 		return nil, noop, fmt.Errorf("--responder must be pool, openai or offline, got %q", name)
@@ -84,12 +87,12 @@ func (a *app) responder(out string, asg *driver.Assignments) (r capture.Responde
 // rulesOnly makes one answerer the sole candidate of a judge in rules-only
 // mode, so its records carry verdicts like a pool's (and can be re-judged
 // with a judge model later by `dialogfarm judge`).
-func (a *app) rulesOnly(p respond.Proposer, name string, asg *driver.Assignments) (capture.Responder, error) {
+func (a *app) rulesOnly(p respond.Proposer, name string, asg *driver.Assignments, adapters []*adapter.Adapter) (capture.Responder, error) {
 	j, err := judge.New(judge.DefaultConfig(), nil, a.log.Named("judge"))
 	if err != nil {
 		return nil, err
 	}
 	r := respond.New(p, j, a.log.Named("responder"))
-	r.Name, r.Lookup = name, asg.Lookup
+	r.Name, r.Lookup, r.Reader = name, asg.Lookup, adapter.Set(adapters)
 	return r, nil
 }

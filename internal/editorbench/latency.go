@@ -12,6 +12,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"dialogfarm/adapter"
 	"dialogfarm/capture"
 	"dialogfarm/dialog"
 	"dialogfarm/driver"
@@ -49,11 +50,12 @@ func (b *bench) startRig(ctx context.Context, out string, sessions int, model *l
 	if err != nil {
 		return nil, fmt.Errorf("responder for the fake model: %w", err)
 	}
+	rc := driver.DefaultRunConfig(b.root, out)
+	resp.Reader = adapter.Set(rc.Adapters)
 	srv, err := capture.Listen(ctx, capture.DefaultConfig(), resp, nil, b.log)
 	if err != nil {
 		return nil, err
 	}
-	rc := driver.DefaultRunConfig(b.root, out)
 	rc.Sessions = sessions
 	rc.PluginVersion = b.plugin
 	rc.Browser.Backend = b.backend
