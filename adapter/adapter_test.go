@@ -1,6 +1,7 @@
 package adapter
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -98,6 +99,9 @@ func TestParseErrorsNameFileLineField(t *testing.T) {
 			_, err := Parse([]byte(src), "mini.yaml", t.TempDir())
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("err = %v\nwant it to contain %q", err, c.want)
+			}
+			if fe := (*dialog.FieldError)(nil); !errors.As(err, &fe) || fe.File != "mini.yaml" {
+				t.Errorf("err %v is not a *dialog.FieldError naming mini.yaml", err)
 			}
 		})
 	}

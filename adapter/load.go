@@ -14,32 +14,12 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"dialogfarm/dialog"
 )
 
 //go:embed bundled/*.yaml
 var bundled embed.FS
-
-// FieldError names the file, line and field of a bad adapter.
-type FieldError struct {
-	File  string
-	Line  int
-	Field string
-	Msg   string
-}
-
-func (e *FieldError) Error() string {
-	var b strings.Builder
-	b.WriteString(e.File)
-	if e.Line > 0 {
-		fmt.Fprintf(&b, ":%d", e.Line)
-	}
-	b.WriteString(": ")
-	if e.Field != "" {
-		fmt.Fprintf(&b, "field %s: ", e.Field)
-	}
-	b.WriteString(e.Msg)
-	return b.String()
-}
 
 // Bundled lists the names of the adapters built into dialogfarm.
 func Bundled() []string {
@@ -91,7 +71,7 @@ func load(nameOrPath, root string, checkFiles bool) (*Adapter, error) {
 
 // Parse decodes and validates an adapter; source names it in errors and
 // dir is where its relative paths resolve. Unknown fields, wrong types and
-// missing or contradictory fields are *FieldErrors naming file, line and
+// missing or contradictory fields are *dialog.FieldErrors naming file, line and
 // field; all of them are returned, joined.
 func Parse(data []byte, source, dir string) (*Adapter, error) {
 	return parse(data, source, dir, true)
@@ -109,7 +89,7 @@ func parse(data []byte, source, dir string, checkFiles bool) (*Adapter, error) {
 	v := validator{file: source, root: &root, checkFiles: checkFiles}
 	if err := dec.Decode(&a); err != nil {
 		if errors.Is(err, io.EOF) {
-			return nil, &FieldError{File: source, Msg: "the adapter file is empty"}
+			return nil, &dialog.FieldError{File: source, Msg: "the adapter file is empty"}
 		}
 		// Unknown fields and wrong types leave the rest decoded: report
 		// them together with what the rest gets wrong.
@@ -132,20 +112,20 @@ func parse(data []byte, source, dir string, checkFiles bool) (*Adapter, error) {
 var yamlLine = regexp.MustCompile(`^line (\d+): (.*)$`)
 
 // yamlError turns yaml.v3's errors ("line 5: field foo not found in type
-// adapter.Input") into FieldErrors.
+// adapter.Input") into *dialog.FieldErrors.
 func yamlError(file string, err error) error {
 	var te *yaml.TypeError
 	if !errors.As(err, &te) {
 		msg := strings.TrimPrefix(err.Error(), "yaml: ")
 		if m := yamlLine.FindStringSubmatch(msg); m != nil {
 			n, _ := strconv.Atoi(m[1])
-			return &FieldError{File: file, Line: n, Msg: m[2]}
+			return &dialog.FieldError{File: file, Line: n, Msg: m[2]}
 		}
-		return &FieldError{File: file, Msg: msg}
+		return &dialog.FieldError{File: file, Msg: msg}
 	}
 	var errs []error
 	for _, e := range te.Errors {
-		fe := &FieldError{File: file, Msg: e}
+		fe := &dialog.FieldError{File: file, Msg: e}
 		if m := yamlLine.FindStringSubmatch(e); m != nil {
 			fe.Line, _ = strconv.Atoi(m[1])
 			fe.Msg = m[2]
@@ -171,7 +151,7 @@ type validator struct {
 }
 
 func (v *validator) bad(field, format string, args ...any) {
-	v.errs = append(v.errs, &FieldError{File: v.file, Line: v.line(field), Field: field, Msg: fmt.Sprintf(format, args...)})
+	v.errs = append(v.errs, &dialog.FieldError{File: v.file, Line: v.line(field), Field: field, Msg: fmt.Sprintf(format, args...)})
 }
 
 // line finds the line of a dotted field path ("input.send.key",

@@ -10,14 +10,19 @@ import (
 	"strings"
 )
 
-// FieldError says which field of which config, on which line of which file,
-// is wrong.
+// FieldError says which field of an input file is wrong, and where: a
+// chat config (with its id), an adapter file, a behaviour profile. Every
+// stage that reads a file the user wrote reports its problems as
+// *FieldErrors: "FILE:LINE: config "ID": field F: message".
 type FieldError struct {
-	File  string // file the config came from, when known
+	File  string // file the field came from, when known
 	Line  int    // 1-based line in that file, when known
 	ID    string // the config id, when it could be read
-	Field string // JSON path of the field, e.g. "selection.end.line"
+	Field string // path of the field, e.g. "selection.end.line"
 	Msg   string
+	// PathOnly writes the field as its bare path ("F: message", the style
+	// of profile errors) rather than "field F: message".
+	PathOnly bool
 }
 
 func (e *FieldError) Error() string {
@@ -32,7 +37,10 @@ func (e *FieldError) Error() string {
 	if e.ID != "" {
 		fmt.Fprintf(&b, "config %q: ", e.ID)
 	}
-	if e.Field != "" {
+	switch {
+	case e.Field != "" && e.PathOnly:
+		b.WriteString(e.Field + ": ")
+	case e.Field != "":
 		fmt.Fprintf(&b, "field %s: ", e.Field)
 	}
 	b.WriteString(e.Msg)

@@ -206,6 +206,10 @@ func TestFieldErrorString(t *testing.T) {
 		{"file without line", dialog.FieldError{File: "configs.jsonl", ID: "c3", Msg: "bad"}, `configs.jsonl: config "c3": bad`},
 		{"no file", dialog.FieldError{ID: "c3", Field: "id", Msg: "bad"}, `config "c3": field id: bad`},
 		{"message only", dialog.FieldError{Line: 7, Msg: "bad"}, "bad"},
+		{"adapter file", dialog.FieldError{File: "mini.yaml", Line: 12, Field: "input.method", Msg: "must be fill"},
+			"mini.yaml:12: field input.method: must be fill"},
+		{"profile path only", dialog.FieldError{File: "p.yaml", Line: 5, Field: "dimensions.intent.explian", Msg: "unknown value", PathOnly: true},
+			"p.yaml:5: dimensions.intent.explian: unknown value"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -18,7 +18,7 @@
 //	    exclude: {reference: none}
 //
 // Load and Parse validate a profile and return every problem found, each a
-// *FieldError naming the file, line and field (unknown values, negative or
+// *dialog.FieldError naming the file, line and field (unknown values, negative or
 // all-zero weights, constraints that leave no valid combination, weights the
 // constraints make unreachable).
 //

@@ -13,29 +13,9 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"dialogfarm/dialog"
 )
-
-// FieldError is one problem in a profile: the file, the 1-based line (0 if
-// unknown) and the dotted field path it concerns.
-type FieldError struct {
-	File  string
-	Line  int
-	Field string
-	Msg   string
-}
-
-func (e *FieldError) Error() string {
-	var b strings.Builder
-	b.WriteString(e.File)
-	if e.Line > 0 {
-		fmt.Fprintf(&b, ":%d", e.Line)
-	}
-	if e.Field != "" {
-		b.WriteString(": " + e.Field)
-	}
-	b.WriteString(": " + e.Msg)
-	return b.String()
-}
 
 //go:embed *.yaml
 var builtin embed.FS
@@ -89,9 +69,9 @@ func Parse(name string, data []byte) (*Profile, error) {
 // Validate checks a profile built in code (the analyst's, for instance) by
 // the same rules as Parse.
 func (p *Profile) Validate() error {
-	var errs []*FieldError
+	var errs []*dialog.FieldError
 	add := func(field, format string, args ...any) {
-		errs = append(errs, &FieldError{File: p.source(), Field: field, Msg: fmt.Sprintf(format, args...)})
+		errs = append(errs, &dialog.FieldError{File: p.source(), Field: field, PathOnly: true, Msg: fmt.Sprintf(format, args...)})
 	}
 	for dim, ws := range p.Dimensions {
 		if Values(dim) == nil {
@@ -139,8 +119,8 @@ func (p *Profile) source() string {
 	return "profile " + p.Name
 }
 
-func joinSorted(errs []*FieldError) error {
-	slices.SortStableFunc(errs, func(a, b *FieldError) int { return a.Line - b.Line })
+func joinSorted(errs []*dialog.FieldError) error {
+	slices.SortStableFunc(errs, func(a, b *dialog.FieldError) int { return a.Line - b.Line })
 	out := make([]error, len(errs))
 	for i, e := range errs {
 		out[i] = e
@@ -150,7 +130,7 @@ func joinSorted(errs []*FieldError) error {
 
 type parser struct {
 	file string
-	errs []*FieldError
+	errs []*dialog.FieldError
 }
 
 func (ps *parser) errorf(n *yaml.Node, field, format string, args ...any) {
@@ -158,7 +138,7 @@ func (ps *parser) errorf(n *yaml.Node, field, format string, args ...any) {
 	if n != nil {
 		line = n.Line
 	}
-	ps.errs = append(ps.errs, &FieldError{File: ps.file, Line: line, Field: field, Msg: fmt.Sprintf(format, args...)})
+	ps.errs = append(ps.errs, &dialog.FieldError{File: ps.file, Line: line, Field: field, PathOnly: true, Msg: fmt.Sprintf(format, args...)})
 }
 
 var yamlLine = regexp.MustCompile(`line (\d+)`)
@@ -171,7 +151,7 @@ func (ps *parser) parse(data []byte) *Profile {
 		if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
 			line, _ = strconv.Atoi(m[1])
 		}
-		ps.errs = append(ps.errs, &FieldError{File: ps.file, Line: line, Msg: "invalid YAML: " +
+		ps.errs = append(ps.errs, &dialog.FieldError{File: ps.file, Line: line, Msg: "invalid YAML: " +
 			strings.TrimPrefix(err.Error(), "yaml: ")})
 		return p
 	}

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"dialogfarm/dialog"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -25,9 +27,9 @@ func TestInvalidProfilesGolden(t *testing.T) {
 			if err == nil {
 				t.Fatal("Load succeeded, want validation errors")
 			}
-			var fe *FieldError
+			var fe *dialog.FieldError
 			if !errors.As(err, &fe) {
-				t.Fatalf("error %v is not a *FieldError", err)
+				t.Fatalf("error %v is not a *dialog.FieldError", err)
 			}
 			got := err.Error() + "\n"
 			golden := strings.TrimSuffix(path, ".yaml") + ".golden"
@@ -49,9 +51,9 @@ func TestInvalidProfilesGolden(t *testing.T) {
 
 func TestFieldErrorsNameFileLineField(t *testing.T) {
 	_, err := Load("testdata/invalid/unknown_value.yaml")
-	var all []*FieldError
+	var all []*dialog.FieldError
 	for _, e := range err.(interface{ Unwrap() []error }).Unwrap() {
-		var fe *FieldError
+		var fe *dialog.FieldError
 		if !errors.As(e, &fe) {
 			t.Fatalf("%v is not a FieldError", e)
 		}

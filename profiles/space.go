@@ -5,6 +5,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"dialogfarm/dialog"
 )
 
 // MaxCells bounds the number of valid combinations of the constrained
@@ -234,10 +236,10 @@ func (s *Space) marginal(cells [][]int, p []float64, d int) []float64 {
 }
 
 // check runs the cross-field checks Parse and Validate share.
-func check(p *Profile) []*FieldError {
-	var errs []*FieldError
+func check(p *Profile) []*dialog.FieldError {
+	var errs []*dialog.FieldError
 	add := func(line int, field, format string, args ...any) {
-		errs = append(errs, &FieldError{File: p.source(), Line: line, Field: field, Msg: fmt.Sprintf(format, args...)})
+		errs = append(errs, &dialog.FieldError{File: p.source(), Line: line, Field: field, PathOnly: true, Msg: fmt.Sprintf(format, args...)})
 	}
 	for _, dim := range Dimensions() {
 		ws, ok := p.Dimensions[dim]
@@ -253,7 +255,7 @@ func check(p *Profile) []*FieldError {
 	s := Compile(p)
 	cells, err := s.Cells()
 	if err != nil {
-		return []*FieldError{{File: p.source(), Field: "constraints", Msg: err.Error()}}
+		return []*dialog.FieldError{{File: p.source(), Field: "constraints", PathOnly: true, Msg: err.Error()}}
 	}
 	if len(cells) == 0 {
 		line, culprits := 0, blame(p)
