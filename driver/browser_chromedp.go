@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	cdpbrowser "github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/cdproto/cdp"
@@ -143,7 +144,9 @@ func (b *cdpBrowser) PID() int { return b.pid }
 // Close closes the browser as LaunchRod's does: gracefully, then the
 // process is ended; the profile stays.
 func (b *cdpBrowser) Close() {
-	_ = chromedp.Cancel(b.ctx)
+	ctx, cancel := context.WithTimeout(b.ctx, 10*time.Second)
+	defer cancel()
+	_ = chromedp.Cancel(ctx)
 	b.cancel()
 	b.cancelAlloc()
 	b.dialogs.Wait()

@@ -123,6 +123,7 @@ func transientEvalError(err error) bool {
 	msg := err.Error()
 	return strings.Contains(msg, "Execution context was destroyed") ||
 		strings.Contains(msg, "Cannot find context with specified id") ||
+		strings.Contains(msg, "Cannot find default execution context") ||
 		strings.Contains(msg, "Inspected target navigated or closed")
 }
 
