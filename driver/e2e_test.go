@@ -108,10 +108,16 @@ func endToEnd(t *testing.T, backend Backend) {
 	model := llmtest.New(t, e2eAnswer)
 	upstream := oneModel(t, model.URL, "e2e-model", log)
 	// Queries containing FAIL-ME get an error from the responder, as from a
-	// dead model endpoint.
+	// dead model endpoint; KILL-EDITOR kills code-server while the plugin
+	// waits for its answer.
+	var r *Runner
 	responder := capture.ResponderFunc(func(ctx context.Context, req capture.Request) (capture.Answer, error) {
 		if strings.Contains(req.Messages[len(req.Messages)-1].Content, "FAIL-ME") {
 			return capture.Answer{Responder: "e2e"}, errors.New("model endpoint is down")
+		}
+		if strings.Contains(req.Messages[len(req.Messages)-1].Content, "KILL-EDITOR") {
+			pid, _ := r.PIDs()
+			_ = syscall.Kill(-pid, syscall.SIGKILL)
 		}
 		return upstream.Respond(ctx, req)
 	})
@@ -132,7 +138,7 @@ func endToEnd(t *testing.T, backend Backend) {
 	}
 	rc.PluginVersion = manifest.ID() + "@" + manifest.Version
 	rc.Timeouts.Answer = time.Minute
-	r := NewRunner(rc, srv, nil, log)
+	r = NewRunner(rc, srv, nil, log)
 	setFakeKeys(t)
 	if err := r.Start(ctx); err != nil {
 		t.Fatal(err)
@@ -247,6 +253,48 @@ func endToEnd(t *testing.T, backend Backend) {
 		d := readRecords(t, sum.Records)["after-crash"]
 		if sum.OK != 1 || d.Status != dialog.StatusOK {
 			t.Fatalf("after a crash: %+v, record %s %s %s", sum, d.Status, d.FailedStep, d.Error)
+		}
+		checkDialogue(t, c, d)
+	})
+
+	t.Run("an editor killed mid-dialogue fails the dialogue at once", func(t *testing.T) {
+		killed := configs[2]
+		killed.ID, killed.Turns = "editor-killed", []dialog.TurnSpec{{Query: "KILL-EDITOR now"}}
+		after := configs[1]
+		after.ID = "after-editor-killed"
+		sum, err := r.Drive(ctx, []dialog.ChatConfig{killed, after})
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs := readRecords(t, sum.Records)
+		d := recs["editor-killed"]
+		// Without the editor watch the answer step waits its whole
+		// timeout (a minute here) for a workbench that cannot answer.
+		if d.Status != dialog.StatusFailed || !strings.Contains(d.Error, "code-server exited mid-dialogue") || d.Seconds > 30 {
+			t.Errorf("killed mid-dialogue: status %q step %q error %q after %.1f s", d.Status, d.FailedStep, d.Error, d.Seconds)
+		}
+		if a := recs["after-editor-killed"]; a.Status != dialog.StatusOK {
+			t.Errorf("the config after the kill: %s %s %s", a.Status, a.FailedStep, a.Error)
+		}
+	})
+
+	t.Run("a crashed browser is relaunched", func(t *testing.T) {
+		_, pid := r.PIDs()
+		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		c := configs[0]
+		c.ID = "after-browser-crash"
+		sum, err := r.Drive(ctx, []dialog.ChatConfig{c})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, newPID := r.PIDs(); newPID == pid {
+			t.Errorf("chromium was not relaunched (pid %d)", pid)
+		}
+		d := readRecords(t, sum.Records)["after-browser-crash"]
+		if sum.OK != 1 || d.Status != dialog.StatusOK {
+			t.Fatalf("after a browser crash: %+v, record %s %s %s", sum, d.Status, d.FailedStep, d.Error)
 		}
 		checkDialogue(t, c, d)
 	})

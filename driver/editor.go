@@ -234,6 +234,9 @@ func (e *Editor) Alive() bool {
 	}
 }
 
+// Exited is closed when the code-server process has exited.
+func (e *Editor) Exited() <-chan struct{} { return e.exited }
+
 // Healthy reports whether code-server is running and answers HTTP. Right
 // after a crash the process may not have been reaped yet, so Alive alone
 // can still say true.

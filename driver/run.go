@@ -353,12 +353,30 @@ func (r *Runner) driveOne(ctx context.Context, sess *Session, c dialog.ChatConfi
 			Status: dialog.StatusFailed, FailedStep: "editor", Error: err.Error()}
 		return d, ctx.Err() == nil, true
 	}
+	// A code-server that dies mid-dialogue ends the dialogue at once: the
+	// workbench would otherwise wait for its reconnection until the step's
+	// timeout (minutes for an answer).
+	r.mu.Lock()
+	exited := r.editor.Exited()
+	r.mu.Unlock()
+	dctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	go func() {
+		select {
+		case <-exited:
+			cancel(ErrEditorExited)
+		case <-dctx.Done():
+		}
+	}()
 	r.cfg.Assignments.set(sess.ID, &c)
-	d, err := sess.Drive(ctx, c)
+	d, err := sess.Drive(dctx, c)
 	r.cfg.Assignments.set(sess.ID, nil)
 	d.Versions = r.Versions()
 	if ctx.Err() != nil {
 		return d, false, false
+	}
+	if err != nil && errors.Is(context.Cause(dctx), ErrEditorExited) {
+		d.Error = fmt.Sprintf("%v mid-dialogue (the step was cut short: %s)", ErrEditorExited, d.Error)
 	}
 	if err == nil {
 		sess.log.Info("dialogue recorded", zap.String("config", c.ID), zap.Int("turns", len(d.Turns)), zap.Float64("seconds", d.Seconds))
@@ -403,16 +421,43 @@ func (r *Runner) refresh(ctx context.Context, sess *Session) error {
 	if !sess.win.alive(ctx) {
 		sess.log.Warn("browser window stopped answering; opening a new one")
 		_ = sess.win.close()
-		r.mu.Lock()
-		page, err := r.browser.NewWindow(ctx)
-		r.mu.Unlock()
+		page, err := r.reopenWindow(ctx)
 		if err != nil {
-			return fmt.Errorf("reopen browser window: %w", err)
+			return err
 		}
 		sess.win = &window{page: page}
 		sess.reload()
 	}
 	return nil
+}
+
+// reopenWindow opens a window for a session whose window died. When the
+// browser cannot open one (Chromium died, taking every window with it) it
+// is relaunched first, once for all sessions: the others find their windows
+// dead too and open theirs in the new browser.
+func (r *Runner) reopenWindow(ctx context.Context) (page, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	wctx, cancel := context.WithTimeout(ctx, r.cfg.Timeouts.Step)
+	p, err := r.browser.NewWindow(wctx)
+	cancel()
+	if err == nil {
+		return p, nil
+	}
+	r.log.Warn("chromium cannot open a window (it died or stopped answering); relaunching it", zap.Error(err))
+	r.browser.Close()
+	br, lerr := launchBrowser(ctx, r.cfg.Browser, r.log)
+	if lerr != nil {
+		return nil, fmt.Errorf("reopen browser window: %v; relaunch chromium: %w", err, lerr)
+	}
+	r.browser = br
+	if err := r.saveProcessGroups(); err != nil {
+		return nil, err
+	}
+	if p, err = r.browser.NewWindow(ctx); err != nil {
+		return nil, fmt.Errorf("open a window in the relaunched chromium: %w", err)
+	}
+	return p, nil
 }
 
 func safeName(id string) string {
