@@ -209,7 +209,8 @@ var _ page = (*cdpPage)(nil)
 
 // setUp turns off what chromedp turns on for its own DOM queries and
 // that the driver does not use (every network request, DOM and style
-// change and console line would be sent over the pipe as an event), then
+// change, console line, new worker or frame and lifecycle step would be
+// sent over the pipe as an event), then
 // emulates focus and sizes the page as the rod backend does.
 func (p *cdpPage) setUp(ctx context.Context, w, h int64) error {
 	off := false
@@ -222,6 +223,14 @@ func (p *cdpPage) setUp(ctx context.Context, w, h int64) error {
 		{"DOM events off", func() error { _, err := cdp.Call(ctx, p.t, dom.Disable, cdp.Empty{}); return err }},
 		{"log events off", func() error { _, err := cdp.Call(ctx, p.t, cdplog.Disable, cdp.Empty{}); return err }},
 		{"runtime events off", func() error { _, err := cdp.Call(ctx, p.t, runtime.Disable, cdp.Empty{}); return err }},
+		{"target discovery off", func() error {
+			_, err := cdp.Call(ctx, p.t, target.SetDiscoverTargets, target.SetDiscoverTargetsParams{Discover: false})
+			return err
+		}},
+		{"lifecycle events off", func() error {
+			_, err := cdp.Call(ctx, p.t, cdppage.SetLifecycleEventsEnabled, cdppage.SetLifecycleEventsEnabledParams{Enabled: false})
+			return err
+		}},
 		{"auto-attach off", func() error {
 			_, err := cdp.Call(ctx, p.t, target.SetAutoAttach, target.SetAutoAttachParams{AutoAttach: false, WaitForDebuggerOnStart: false, Flatten: &off})
 			return err

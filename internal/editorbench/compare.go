@@ -18,19 +18,17 @@ func printSideBySide(w io.Writer, reps []*report) error {
 		fmt.Fprintf(&b, " %s %.1f-%.1f", r.Backend, r.LoadSeen.Min, r.LoadSeen.Max)
 	}
 	b.WriteString(")\n")
-	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	head := "measure\t"
-	for _, r := range reps {
-		head += string(r.Backend) + "\t"
-	}
-	fmt.Fprintln(tw, head)
+	// Rows are collected first, so that the names can be padded to the
+	// longest and stay left-aligned in a right-aligned table.
+	var rows [][]string
 	line := func(name string, cell func(r *report) string) {
-		s := name + "\t"
+		row := []string{name}
 		for _, r := range reps {
-			s += cell(r) + "\t"
+			row = append(row, cell(r))
 		}
-		fmt.Fprintln(tw, s)
+		rows = append(rows, row)
 	}
+	line("measure", func(r *report) string { return string(r.Backend) })
 	for i, x := range reps[0].Latency {
 		line(x.Name+" (s)", func(r *report) string {
 			if i >= len(r.Latency) || r.Latency[i].Name != x.Name {
@@ -80,6 +78,15 @@ func printSideBySide(w io.Writer, reps []*report) error {
 			}
 			return fmt.Sprintf("%.2f%s %s", r.Targets[i].Value, r.Targets[i].Unit, verdict)
 		})
+	}
+	width := 0
+	for _, row := range rows {
+		width = max(width, len([]rune(row[0])))
+	}
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	for _, row := range rows {
+		row[0] += strings.Repeat(" ", width-len([]rune(row[0])))
+		fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
 	}
 	if err := tw.Flush(); err != nil {
 		return err
