@@ -77,8 +77,10 @@ bench-farm: setup
 # worker's connection dying mid-dialogue; dead letters; a 3-node cluster
 # losing a node; a second worker joining over the network (`make test` runs
 # these with 3 kills and without the cluster). Then with the real editor: `dialogfarm run` killed
-# with SIGKILL 10 times, code-server and Chromium killed mid-dialogue, 20%
-# of model calls failing (429, 500, dropped streams, hangs).
+# with SIGKILL 10 times at random moments, code-server and Chromium killed
+# mid-dialogue, 20% of model calls failing (429, 500, dropped streams,
+# hangs); `make test` runs TestChaosEditorShort: 4 configs, one SIGKILL
+# mid-dialogue, code-server killed mid-dialogue.
 chaos: setup
 	DIALOGFARM_CHAOS_KILLS=12 DIALOGFARM_CHAOS_CLUSTER=1 $(GO) test -race -count=1 -v -run 'TestChaos|TestCrashedWorker|TestDeadLetter|TestCluster|TestRemoteWorker|TestResume' ./farm
 	$(GO) test -tags chaos -count=1 -v -timeout 60m -run TestChaosEditor ./cmd/dialogfarm

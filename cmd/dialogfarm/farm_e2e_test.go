@@ -1,0 +1,256 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"dialogfarm/dialog"
+	"dialogfarm/internal/llmtest"
+)
+
+// TestFarmServeTwoWorkers runs a farm of many machines on one, as README's
+// "Many machines" section says: `farm nkey` makes a worker's and a
+// coordinator's key, `farm serve --users` holds the queue on a loopback
+// address, two `worker --sessions 1` processes (each with its own
+// code-server and Chromium) pull jobs, and `run --nats --sessions 0`
+// enqueues the configs and collects the records into its run folder. Every
+// config must have exactly one record there, both workers must have driven
+// some, and `status --nats` must show both workers healthy.
+func TestFarmServeTwoWorkers(t *testing.T) {
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "tools", "code-server.sh")); err != nil {
+		t.Fatalf("code-server is not installed (%v): run `make setup`", err)
+	}
+	// A short folder: Chromium's sockets live under it. It stays when the
+	// test fails, for the workers' logs and failure artifacts.
+	tmp, err := os.MkdirTemp("", "df-farm-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("folder kept: %s", tmp)
+			return
+		}
+		os.RemoveAll(tmp)
+	})
+	bin := filepath.Join(tmp, "dialogfarm")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+
+	// Keys and users, as README's many-machines section makes them.
+	pubKey := func(name string) (seed, pub string) {
+		seed = filepath.Join(tmp, "keys", name+".nk")
+		out, err := exec.Command(bin, "farm", "nkey", "--seed-file", seed).CombinedOutput()
+		if err != nil {
+			t.Fatalf("farm nkey: %v\n%s", err, out)
+		}
+		pub = regexp.MustCompile(`(?m)^U[A-Z0-9]{55}$`).FindString(string(out))
+		if pub == "" {
+			t.Fatalf("farm nkey printed no public key:\n%s", out)
+		}
+		return seed, pub
+	}
+	workerSeed, workerPub := pubKey("worker")
+	coordSeed, coordPub := pubKey("coordinator")
+	users := filepath.Join(tmp, "users.yaml")
+	if err := os.WriteFile(users, []byte("- {nkey: "+workerPub+", role: worker}\n- {nkey: "+coordPub+", role: coordinator}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	// The farm server, on any free loopback port; its first line names it.
+	serve := exec.CommandContext(ctx, bin, "farm", "serve", "--listen", "127.0.0.1:0", "--store", filepath.Join(tmp, "store"), "--users", users)
+	serveOut, err := serve.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var serveErr bytes.Buffer
+	serve.Stderr = &serveErr
+	if err := serve.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer stopProcess(serve)
+	line, err := bufio.NewReader(serveOut).ReadString('\n')
+	m := regexp.MustCompile(`serving on (nats://\S+)`).FindStringSubmatch(line)
+	if m == nil {
+		t.Fatalf("farm serve: %q, %v\n%s", line, err, serveErr.String())
+	}
+	url := m[1]
+	go func() { _, _ = io.Copy(io.Discard, serveOut) }()
+
+	model := llmtest.New(t, func(r llmtest.Request) llmtest.Reply {
+		reply := runAnswer(r)
+		if r.Model != "judge" {
+			reply.Delay = time.Second // a dialogue lasts longer than a pull, so both workers get some
+		}
+		return reply
+	})
+	cfgPath := filepath.Join(tmp, "dialogfarm.yaml")
+	yaml := "pool:\n  members:\n" +
+		"    - {name: coder-a, base_url: " + model.URL + ", model: coder-a}\n" +
+		"    - {name: coder-b, base_url: " + model.URL + ", model: coder-b}\n" +
+		"judge:\n  endpoint: {base_url: " + model.URL + ", model: judge}\n"
+	if err := os.WriteFile(cfgPath, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	// Two workers, each with its own editor and one simulator.
+	var workers []*exec.Cmd
+	var workerLogs []*bytes.Buffer
+	for i := range 2 {
+		w := exec.CommandContext(ctx, bin, "worker", "--root", root, "--config", cfgPath, "--nats", url, "--nats-nkey", workerSeed,
+			"--sessions", "1", "--out", filepath.Join(tmp, fmt.Sprintf("worker%d", i+1)))
+		var log bytes.Buffer
+		w.Stdout, w.Stderr = &log, &log
+		if err := w.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer stopProcess(w)
+		workers, workerLogs = append(workers, w), append(workerLogs, &log)
+	}
+	status := func(args ...string) string {
+		out, err := exec.CommandContext(ctx, bin, append([]string{"status", "--nats", url, "--nats-nkey", coordSeed}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("status --nats: %v\n%s", err, out)
+		}
+		return string(out)
+	}
+	// The run starts once both workers pull (they report health when
+	// their editor and window are up), so neither takes every job while
+	// the other is still starting.
+	healthy := regexp.MustCompile(`(?m)^worker \S+ on \S+: healthy`)
+	for tick := time.NewTicker(500 * time.Millisecond); len(healthy.FindAllString(status(), -1)) < 2; {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the workers did not both report health:\n%s\n%s\n%s", status(), workerLogs[0], workerLogs[1])
+		case <-tick.C:
+		}
+	}
+
+	out := filepath.Join(tmp, "run")
+	const n = 5
+	run := exec.CommandContext(ctx, bin, "run", "--root", root, "--config", cfgPath, "--profile", "default",
+		"--repos", filepath.Join(root, "examples", "sample-repo"), "--n", strconv.Itoa(n), "--seed", "7", "--out", out,
+		"--nats", url, "--nats-nkey", coordSeed, "--sessions", "0")
+	if runOut, err := run.CombinedOutput(); err != nil {
+		t.Fatalf("run --nats: %v\n%s\nworker 1:\n%s\nworker 2:\n%s", err, runOut, workerLogs[0], workerLogs[1])
+	}
+
+	var configs []dialog.ChatConfig
+	readJSONL(t, filepath.Join(out, "configs.jsonl"), &configs)
+	var dialogues []dialog.Dialogue
+	readJSONL(t, filepath.Join(out, "dialogues.jsonl"), &dialogues)
+	if len(configs) != n {
+		t.Fatalf("%d configs, want %d", len(configs), n)
+	}
+	perConfig, perWorker := map[string]int{}, map[string]int{}
+	for _, d := range dialogues {
+		perConfig[d.ConfigID]++
+		perWorker[d.Worker]++
+		if d.Status != dialog.StatusOK {
+			t.Errorf("config %s: %s at %s: %s", d.ConfigID, d.Status, d.FailedStep, d.Error)
+		}
+	}
+	for _, c := range configs {
+		if perConfig[c.ID] != 1 {
+			t.Errorf("config %s has %d records, want 1", c.ID, perConfig[c.ID])
+		}
+	}
+	if len(dialogues) != n {
+		t.Errorf("%d records, want %d", len(dialogues), n)
+	}
+	// Worker ids are host-pid.
+	for _, w := range workers {
+		id := fmt.Sprintf("-%d", w.Process.Pid)
+		did := 0
+		for k, c := range perWorker {
+			if strings.HasSuffix(k, id) {
+				did += c
+			}
+		}
+		if did == 0 {
+			t.Errorf("worker pid %d drove none of the records (records per worker: %v)", w.Process.Pid, perWorker)
+		}
+	}
+	t.Logf("records per worker: %v", perWorker)
+
+	// The farm's status, while the workers still run: both healthy, their
+	// counts adding up to the run's records.
+	var farmRun struct {
+		Run string `json:"run"`
+	}
+	data, err := os.ReadFile(filepath.Join(out, "farm.json"))
+	if err == nil {
+		err = json.Unmarshal(data, &farmRun)
+	}
+	if err != nil {
+		t.Fatalf("the run's farm.json: %v", err)
+	}
+	// Workers refresh their health every few seconds: wait for the counts
+	// of the run's last records.
+	okSum := func(st string) int {
+		sum := 0
+		for _, m := range regexp.MustCompile(`(?m)^worker \S+ on \S+: healthy, \d+/1 simulators busy, (\d+) ok`).FindAllStringSubmatch(st, -1) {
+			k, _ := strconv.Atoi(m[1])
+			sum += k
+		}
+		return sum
+	}
+	st := status("--run", farmRun.Run)
+	for tick := time.NewTicker(time.Second); okSum(st) < n; st = status("--run", farmRun.Run) {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("workers' health counts %d ok, want %d:\n%s", okSum(st), n, st)
+		case <-tick.C:
+		}
+	}
+	t.Logf("status --nats:\n%s", st)
+	if !strings.Contains(st, fmt.Sprintf("%d results, 0 dead letters", n)) {
+		t.Errorf("status --nats does not count the run's %d results:\n%s", n, st)
+	}
+	if got := len(healthy.FindAllString(st, -1)); got != 2 || okSum(st) != n {
+		t.Errorf("status --nats shows %d healthy workers with %d ok, want 2 with %d:\n%s", got, okSum(st), n, st)
+	}
+	local, err := exec.CommandContext(ctx, bin, "status", out).CombinedOutput()
+	if err != nil {
+		t.Fatalf("status %s: %v\n%s", out, err, local)
+	}
+	if !regexp.MustCompile(`records per simulator: \S+-\d+/s1 \d+, \S+-\d+/s1 \d+\n`).Match(local) {
+		t.Errorf("status of the run folder does not count records per worker's simulator:\n%s", local)
+	}
+}
+
+// stopProcess ends a long-running command as Ctrl+C would and waits for it.
+func stopProcess(cmd *exec.Cmd) {
+	if cmd.Process == nil || cmd.ProcessState != nil {
+		return
+	}
+	_ = cmd.Process.Signal(syscall.SIGINT)
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		_ = cmd.Process.Kill()
+		<-done
+	}
+}
