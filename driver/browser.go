@@ -23,8 +23,13 @@ type BrowserConfig struct {
 }
 
 // DefaultBrowserConfig uses Debian's chromium package, driven with go-rod.
+// The window is 1024x768: every step fits (Quick Open, the context menu,
+// the chat view beside the editor), and headless Chromium rasterises and
+// composites in software, so a smaller window costs less CPU per frame
+// (editorbench: the GPU process used 28% less per dialogue than at
+// 1400x900).
 func DefaultBrowserConfig() BrowserConfig {
-	return BrowserConfig{Bin: "/usr/bin/chromium", Headless: true, Width: 1400, Height: 900, Backend: BackendRod}
+	return BrowserConfig{Bin: "/usr/bin/chromium", Headless: true, Width: 1024, Height: 768, Backend: BackendRod}
 }
 
 // Backend names the library that drives Chromium. Both launch the same

@@ -22,5 +22,10 @@ func chromiumFlags(cfg BrowserConfig) []chromiumFlag {
 		{Name: "disable-default-apps"},
 		{Name: "disable-features", Value: "Translate,MediaRouter,OptimizationHints"},
 		{Name: "window-size", Value: fmt.Sprintf("%d,%d", cfg.Width, cfg.Height)},
+		// Pages see prefers-reduced-motion: reduce, so that a plugin's
+		// webview that honours it (the reference plugin stops its caret
+		// blinking) repaints nothing while a window waits for the model.
+		{Name: "force-prefers-reduced-motion"},
+		{Name: "disable-smooth-scrolling"},
 	}
 }

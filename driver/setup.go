@@ -19,22 +19,25 @@ func (s *Session) setupSteps(cfg dialog.ChatConfig, a *adapter.Adapter, src *sou
 	// Other files the question refers to are opened first, as tabs behind
 	// the file the developer works in.
 	for _, f := range cfg.OpenFiles {
-		steps = append(steps, Step{Name: "open_other_file", Timeout: t.Step, Do: func(ctx context.Context) error { return s.win.openFile(ctx, f) }})
+		steps = append(steps, Step{Name: "open_other_file", Timeout: t.Step, Do: func(ctx context.Context) error { return s.win.openFile(ctx, f, "") }})
 	}
-	steps = append(steps, Step{Name: "open_file", Timeout: t.Step, Do: func(ctx context.Context) error { return s.win.openFile(ctx, cfg.File) }})
-	if cfg.Cursor == nil && cfg.Selection == nil {
-		// No position asked for: the cursor goes to the top of the file
-		// (Ctrl+Home), not wherever Quick Open's history put it.
-		steps = append(steps, Step{Name: "cursor", Timeout: t.Step, Do: func(ctx context.Context) error {
-			if err := s.win.keys(ctx, keyControl, keyHome); err != nil {
-				return err
-			}
-			return s.win.waitStatus(ctx, "Ln 1, Col 1")
-		}})
+	// The file opens with the cursor where the developer starts: the
+	// config's cursor, the selection's start, or the top of the file (not
+	// wherever Quick Open's history would put it). Quick Open takes the
+	// character column; the status bar shows the visual one.
+	start := dialog.Position{Line: 1, Col: 1}
+	switch {
+	case cfg.Cursor != nil:
+		start = *cfg.Cursor
+	case cfg.Selection != nil:
+		start = cfg.Selection.Start
 	}
-	if c := cfg.Cursor; c != nil {
+	steps = append(steps, Step{Name: "open_file", Timeout: t.Step, Do: func(ctx context.Context) error {
+		return s.win.openFile(ctx, cfg.File, fmt.Sprintf("%d:%d", start.Line, start.Col))
+	}})
+	if cfg.Selection == nil {
 		steps = append(steps, Step{Name: "cursor", Timeout: t.Step, Do: func(ctx context.Context) error {
-			return s.win.goTo(ctx, c.Line, c.Col, src.visualCol(*c))
+			return s.win.waitStatus(ctx, fmt.Sprintf("Ln %d, Col %d", start.Line, src.visualCol(start)))
 		}})
 	}
 	if sel := cfg.Selection; sel != nil {
@@ -57,11 +60,12 @@ func (s *Session) setupSteps(cfg dialog.ChatConfig, a *adapter.Adapter, src *sou
 	return steps
 }
 
-// selectRange selects from start to end with the keyboard: go to start,
-// Shift+Down to the end line, then Shift+End and Shift+Left to the end
-// column. It waits for the status bar to count the selected characters.
+// selectRange selects from start, where open_file put the cursor, to end
+// with the keyboard: Shift+Down to the end line, then Shift+End and
+// Shift+Left to the end column. It waits for the status bar to count the
+// selected characters.
 func (s *Session) selectRange(ctx context.Context, src *sourceFile, sel dialog.Selection) error {
-	if err := s.win.goTo(ctx, sel.Start.Line, sel.Start.Col, src.visualCol(sel.Start)); err != nil {
+	if err := s.win.waitStatus(ctx, fmt.Sprintf("Ln %d, Col %d", sel.Start.Line, src.visualCol(sel.Start))); err != nil {
 		return err
 	}
 	shift := keyShift

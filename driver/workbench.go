@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"path"
-	"strings"
 	"time"
 )
 
@@ -31,15 +30,26 @@ const jsQuickInputClosed = `() => {
 	return !w || w.style.display === 'none';
 }`
 
-// jsFocusedRow returns the aria-label of the focused quick-input row, or ”.
-const jsFocusedRow = `() => {
-	const r = document.querySelector('.quick-input-widget .quick-input-list .monaco-list-row.focused');
-	return r ? (r.getAttribute('aria-label') || '') : '';
-}`
-
 // jsRowLabels returns the aria-labels of all visible quick-input rows.
 const jsRowLabels = `() => [...document.querySelectorAll('.quick-input-widget .quick-input-list .monaco-list-row')]
 	.map(r => r.getAttribute('aria-label') || '')`
+
+// rowMatch says which quick-input row is wanted: its aria-label equals
+// Exact or starts with one of Prefixes.
+type rowMatch struct {
+	Exact    string   `json:"exact"`
+	Prefixes []string `json:"prefixes"`
+}
+
+// jsRowWanted returns "focused" when the focused quick-input row is a
+// wanted one, "listed" when a wanted row is listed but not focused, and
+// null while none is listed.
+const jsRowWanted = `(m) => {
+	const ok = (r) => { const l = r.getAttribute('aria-label') || ''; return l === m.exact || m.prefixes.some(p => l.startsWith(p)); };
+	const rows = [...document.querySelectorAll('.quick-input-widget .quick-input-list .monaco-list-row')];
+	if (!rows.some(ok)) return null;
+	return rows.some(r => r.classList.contains('focused') && ok(r)) ? 'focused' : 'listed';
+}`
 
 // jsEditorActive holds when the active tab is the file and an editor in
 // the active group has focus.
@@ -61,53 +71,31 @@ func (w *window) waitReady(ctx context.Context, pluginReady string) error {
 	return w.waitFor(ctx, "the workbench is ready (extensions loaded, explorer shown, plugin ready: "+pluginReady+")", jsReady, pluginReady)
 }
 
-// quickPick types text into an open quick input and picks the row whose
-// aria-label satisfies match, moving the keyboard focus to it first.
-func (w *window) quickPick(ctx context.Context, text string, match func(label string) bool, want string) error {
+// quickPick types text into an open quick input and picks the row that m
+// matches, moving the keyboard focus to it first.
+func (w *window) quickPick(ctx context.Context, text string, m rowMatch, want string) error {
 	if err := w.waitFor(ctx, "the quick input has focus", jsQuickInputFocused); err != nil {
 		return err
 	}
 	if err := w.insert(ctx, text); err != nil {
 		return err
 	}
-	// Results arrive asynchronously: wait until the wanted row is listed,
-	// then walk the focus to it. Enter on an earlier row opens the wrong thing.
-	var labels []string
+	// Results arrive asynchronously: wait in the page until the wanted row
+	// is listed, then walk the focus to it. Enter on an earlier row opens
+	// the wrong thing.
 	for attempt := 0; ; attempt++ {
-		res, err := w.eval(ctx, jsRowLabels)
+		v, err := w.value(ctx, "the quick input lists "+want, jsRowWanted, m)
 		if err != nil {
-			return fmt.Errorf("read quick input rows: %w", err)
+			return fmt.Errorf("%w (rows: %q)", err, w.rowLabels(ctx))
 		}
-		labels = labels[:0]
-		for _, v := range res.Arr() {
-			labels = append(labels, v.Str())
+		if v == "focused" {
+			break
 		}
-		idx := -1
-		for i, l := range labels {
-			if match(l) {
-				idx = i
-				break
-			}
+		if attempt > 24 {
+			return fmt.Errorf("quick input: cannot move focus to %s (rows: %q)", want, w.rowLabels(ctx))
 		}
-		if idx >= 0 {
-			focused, err := w.eval(ctx, jsFocusedRow)
-			if err != nil {
-				return fmt.Errorf("read focused row: %w", err)
-			}
-			if match(focused.Str()) {
-				break
-			}
-			if attempt > 2*len(labels)+4 {
-				return fmt.Errorf("quick input: cannot move focus to %s (rows: %q)", want, labels)
-			}
-			if err := w.keys(ctx, keyArrowDown); err != nil {
-				return err
-			}
-			continue
-		}
-		// Wait for the rows to change before looking again.
-		if err := w.waitFor(ctx, "the quick input lists "+want, `(old) => JSON.stringify((`+jsRowLabels+`)()) !== old`, jsonString(labels)); err != nil {
-			return fmt.Errorf("%w (rows: %q)", err, labels)
+		if err := w.keys(ctx, keyArrowDown); err != nil {
+			return err
 		}
 	}
 	if err := w.keys(ctx, keyEnter); err != nil {
@@ -116,9 +104,28 @@ func (w *window) quickPick(ctx context.Context, text string, match func(label st
 	return w.waitFor(ctx, "the quick input closes", jsQuickInputClosed)
 }
 
+// rowLabels reads the quick input's rows, for error messages (also after
+// ctx ended).
+func (w *window) rowLabels(ctx context.Context) []string {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+	defer cancel()
+	res, err := w.eval(ctx, jsRowLabels)
+	if err != nil {
+		return nil
+	}
+	var labels []string
+	for _, v := range res.Arr() {
+		labels = append(labels, v.Str())
+	}
+	return labels
+}
+
 // openFile opens a workspace-relative file with Quick Open (Ctrl+P) and
-// waits for its tab to be active with the editor focused.
-func (w *window) openFile(ctx context.Context, rel string) error {
+// waits for its tab to be active with the editor focused. A non-empty at
+// ("9:5": line and column) is typed after the name, as Quick Open allows,
+// so that the file opens with the cursor there: one step instead of Quick
+// Open and then Go to Line.
+func (w *window) openFile(ctx context.Context, rel, at string) error {
 	if err := w.keys(ctx, keyControl, keyP); err != nil {
 		return err
 	}
@@ -129,8 +136,12 @@ func (w *window) openFile(ctx context.Context, rel string) error {
 	if dir != "." {
 		want = base + " " + dir
 	}
-	match := func(label string) bool { return label == want || strings.HasPrefix(label, want+", ") }
-	if err := w.quickPick(ctx, rel, match, base); err != nil {
+	match := rowMatch{Exact: want, Prefixes: []string{want + ", "}}
+	text := rel
+	if at != "" {
+		text += ":" + at
+	}
+	if err := w.quickPick(ctx, text, match, base); err != nil {
 		return fmt.Errorf("open %s: %w", rel, err)
 	}
 	return w.waitFor(ctx, "the editor tab "+base+" is active and focused", jsEditorActive, base)
@@ -141,33 +152,11 @@ func (w *window) runCommand(ctx context.Context, title string) error {
 	if err := w.keys(ctx, keyF1); err != nil {
 		return err
 	}
-	match := func(label string) bool {
-		return label == title || strings.HasPrefix(label, title+",") || strings.HasPrefix(label, title+" ")
-	}
+	match := rowMatch{Exact: title, Prefixes: []string{title + ",", title + " "}}
 	if err := w.quickPick(ctx, title, match, title); err != nil {
 		return fmt.Errorf("run command %q: %w", title, err)
 	}
 	return nil
-}
-
-// goTo moves the cursor with Go to Line (Ctrl+G) and waits for the status
-// bar to show the position; visualCol is the column the status bar shows
-// (tabs expand to the tab size).
-func (w *window) goTo(ctx context.Context, line, col, visualCol int) error {
-	if err := w.keys(ctx, keyControl, keyG); err != nil {
-		return err
-	}
-	if err := w.waitFor(ctx, "the Go to Line box has focus", jsQuickInputFocused); err != nil {
-		return err
-	}
-	// Go to Line reads the column as the status bar shows it (tabs expanded).
-	if err := w.insert(ctx, fmt.Sprintf("%d:%d", line, visualCol)); err != nil {
-		return err
-	}
-	if err := w.keys(ctx, keyEnter); err != nil {
-		return err
-	}
-	return w.waitStatus(ctx, fmt.Sprintf("Ln %d, Col %d", line, visualCol))
 }
 
 // waitStatus waits for the editor's selection status item to read want.
@@ -185,7 +174,8 @@ func (w *window) status(ctx context.Context) string {
 }
 
 // contextMenu right-clicks in the editor (inside the selection if there is
-// one, else at the cursor) and clicks the menu item with the given label.
+// one, else at the cursor), hovers the menu item with the given label and
+// activates it with Enter.
 func (w *window) contextMenu(ctx context.Context, item string) error {
 	p, err := w.point(ctx, "the cursor or selection is visible in the editor", `() => {
 		const ed = document.querySelector('.editor-group-container.active .monaco-editor');
@@ -245,20 +235,9 @@ func (w *window) contextMenu(ctx context.Context, item string) error {
 	}`, item); err != nil {
 		return err
 	}
-	if err := w.click(ctx, q, mouseLeft); err != nil {
-		return err
-	}
-	closed := `() => ![...document.querySelectorAll('.shadow-root-host')].some(h => {
-		const m = h.shadowRoot && h.shadowRoot.querySelector('.monaco-menu');
-		return m && m.getBoundingClientRect().width > 0;
-	})`
-	quick, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	if w.waitFor(quick, "the context menu closes", closed) == nil {
-		return nil
-	}
-	// A click that lands while the menu is still settling is dropped; the
-	// item is focused under the pointer, so Enter activates it.
+	// Enter activates the item the pointer focused, as a keyboard user
+	// would; a mouse click that lands while the menu is still settling is
+	// dropped, and telling that apart costs a timeout.
 	if err := w.keys(ctx, keyEnter); err != nil {
 		return err
 	}

@@ -20,6 +20,18 @@ const INTENT_COMMANDS = {
   'askplugin.addDocs': '/doc',
 };
 
+/**
+ * statusText is the status bar item's text. While a request runs it shows a
+ * spinning icon, unless the user asked for reduced motion
+ * (workbench.reduceMotion "on"): then a still icon, so that a window waiting
+ * for the model repaints nothing.
+ */
+function statusText(busy) {
+  if (!busy) return '$(comment-discussion) Ask';
+  const still = vscode.workspace.getConfiguration('workbench').get('reduceMotion') === 'on';
+  return still ? '$(watch) Ask' : '$(loading~spin) Ask';
+}
+
 /** ChatViewProvider renders the conversation and runs its requests one at a time. */
 class ChatViewProvider {
   constructor(extensionUri, log, status) {
@@ -177,7 +189,7 @@ class ChatViewProvider {
   setBusy(busy) {
     const changed = busy !== this.busy;
     this.busy = busy;
-    this.status.text = busy ? '$(loading~spin) Ask' : '$(comment-discussion) Ask';
+    this.status.text = statusText(busy);
     if (changed) this.post({ type: 'busy', busy });
   }
 
@@ -197,7 +209,7 @@ class ChatViewProvider {
     answer.text = text;
     const busy = this.queue.length > 0;
     this.busy = busy;
-    this.status.text = busy ? '$(loading~spin) Ask' : '$(comment-discussion) Ask';
+    this.status.text = statusText(busy);
     this.post({ type: 'finish', id: answer.id, state, text, busy });
   }
 

@@ -242,9 +242,9 @@ func latencyRows(runs []latencyRun) (lat, rss []row) {
 	add("COLD START to ready (start + open_workspace)", cold)
 	add("warm-up dialogue after load, 1 turn, excl. open_workspace", warm)
 	add("reset (close editors, new chat, show explorer)", steps["reset"])
-	add("open_file (Quick Open)", steps["open_file"])
-	add("cursor (Go to Line)", steps["cursor"])
-	add("select (Go to Line + Shift keys)", steps["select"])
+	add("open_file (Quick Open file:line:col)", steps["open_file"])
+	add("cursor (status bar check)", steps["cursor"])
+	add("select (Shift keys)", steps["select"])
 	for _, t := range dialog.Triggers {
 		add("trigger_"+t, steps["trigger_"+t])
 	}

@@ -55,7 +55,9 @@ func processClass(pid int, browser bool) string {
 		return "extension host"
 	case strings.Contains(c, "watcher"), strings.Contains(c, "fileWatcher"):
 		return "file watcher"
-	case strings.Contains(c, "entry.js") || strings.Contains(c, "code-server.sh"):
+	case strings.Contains(c, "jsonServerMain"), strings.Contains(c, "LanguageServer"), strings.Contains(c, "ServerMain"):
+		return "language servers (JSON, CSS, HTML, ...)"
+	case strings.Contains(c, "out/node/entry"), strings.Contains(c, "code-server.sh"):
 		return "code-server main"
 	}
 	return "code-server other"
