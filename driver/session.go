@@ -139,6 +139,9 @@ func (s *Session) reload() { s.workspace = "" }
 // reset brings the window to a neutral state between configs: no editors
 // open, a new conversation in the plugin used last, its chat view hidden.
 // Each action is taken only when the state calls for it, as a person would.
+// (Keeping the chat shown when the next trigger reveals it anyway was
+// tried: a keybinding's reveal then moved the focus while the query was
+// being typed, on the chromedp backend.)
 func (s *Session) reset(ctx context.Context) error {
 	s.drain(ctx)
 	var u ui

@@ -256,7 +256,7 @@ func (b *bench) measure(ctx context.Context) (*report, error) {
 		return nil, err
 	}
 	rep.Throughput, rep.Windows, rep.PeakCSMiB, rep.PeakChrMiB = ph.levels, ph.windows, ph.peakEditorMiB, ph.peakBrowserMiB
-	rep.IdleCS, rep.IdleChr = ph.idleEditor, ph.idleBrowser
+	rep.IdleCS, rep.IdleChr, rep.IdleByClass = ph.idleEditor, ph.idleBrowser, ph.idleByClass
 	loads = append(loads, load1())
 	b.progress("throughput: took %.0f s", time.Since(t0).Seconds())
 	var base, four, cleanBase, cleanFour, cpuPerDialogue float64

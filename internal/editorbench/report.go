@@ -101,10 +101,12 @@ type report struct {
 	Windows    int             `json:"throughput_windows"`
 	IdleCS     float64         `json:"throughput_idle_cpu_cores_code_server"`
 	IdleChr    float64         `json:"throughput_idle_cpu_cores_chromium"`
-	PeakCSMiB  float64         `json:"throughput_peak_rss_code_server_mib"`
-	PeakChrMiB float64         `json:"throughput_peak_rss_chromium_mib"`
-	Targets    []target        `json:"targets"`
-	Failures   []string        `json:"failures,omitempty"`
+	// IdleByClass is the idle CPU cores per kind of process.
+	IdleByClass map[string]float64 `json:"throughput_idle_cpu_cores_by_process"`
+	PeakCSMiB   float64            `json:"throughput_peak_rss_code_server_mib"`
+	PeakChrMiB  float64            `json:"throughput_peak_rss_chromium_mib"`
+	Targets     []target           `json:"targets"`
+	Failures    []string           `json:"failures,omitempty"`
 }
 
 // print writes the report as compact tables.
@@ -175,21 +177,33 @@ func (r *report) print(w io.Writer) error {
 	}
 	if n := len(r.Throughput); n > 0 {
 		top := r.Throughput[n-1]
-		fmt.Fprintf(&b, "\nCPU seconds per dialogue by process, %d simulators (code-server + Chromium, all windows):\n", top.Sessions)
+		fmt.Fprintf(&b, "\nCPU seconds per dialogue by process (code-server + Chromium, all windows, idle ones included):\n")
 		tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 		classes := make([]string, 0, len(top.CPUByClass))
 		for k := range top.CPUByClass {
 			classes = append(classes, k)
 		}
 		sort.Slice(classes, func(i, j int) bool { return top.CPUByClass[classes[i]] > top.CPUByClass[classes[j]] })
-		for _, k := range classes {
-			share := 0.0
-			if top.CPUPerDialogue > 0 {
-				share = 100 * top.CPUByClass[k] / top.CPUPerDialogue
-			}
-			fmt.Fprintf(tw, "  %s\t%.2f s\t%.0f%%\t\n", k, top.CPUByClass[k], share)
+		fmt.Fprint(tw, "  process")
+		for _, l := range r.Throughput {
+			fmt.Fprintf(tw, "\t%d sims\t", l.Sessions)
 		}
-		fmt.Fprintf(tw, "  total\t%.2f s\t\t\n", top.CPUPerDialogue)
+		fmt.Fprintln(tw)
+		for _, k := range append(classes, "total") {
+			fmt.Fprintf(tw, "  %s", k)
+			for _, l := range r.Throughput {
+				v := l.CPUByClass[k]
+				if k == "total" {
+					v = l.CPUPerDialogue
+				}
+				share := 0.0
+				if l.CPUPerDialogue > 0 {
+					share = 100 * v / l.CPUPerDialogue
+				}
+				fmt.Fprintf(tw, "\t%.2f s\t%.0f%%", v, share)
+			}
+			fmt.Fprintln(tw, "\t")
+		}
 		if err := tw.Flush(); err != nil {
 			return err
 		}
@@ -199,6 +213,20 @@ func (r *report) print(w io.Writer) error {
 	}
 	fmt.Fprintf(&b, "the %d windows warm and idle (%.0f s before the rounds) use %.2f + %.2f = %.2f CPU cores (code-server + Chromium)\n",
 		r.Windows, idleWindow.Seconds(), r.IdleCS, r.IdleChr, r.IdleCS+r.IdleChr)
+	if len(r.IdleByClass) > 0 {
+		classes := make([]string, 0, len(r.IdleByClass))
+		for k := range r.IdleByClass {
+			classes = append(classes, k)
+		}
+		sort.Slice(classes, func(i, j int) bool { return r.IdleByClass[classes[i]] > r.IdleByClass[classes[j]] })
+		var parts []string
+		for _, k := range classes {
+			if r.IdleByClass[k] >= 0.005 {
+				parts = append(parts, fmt.Sprintf("%s %.2f", k, r.IdleByClass[k]))
+			}
+		}
+		fmt.Fprintf(&b, "  idle by process (cores): %s\n", strings.Join(parts, ", "))
+	}
 	fmt.Fprintf(&b, "peak RSS over the throughput phase (%d windows): code-server group %.0f MiB, Chromium tree %.0f MiB\n",
 		r.Windows, r.PeakCSMiB, r.PeakChrMiB)
 

@@ -20,6 +20,7 @@ type throughputPhase struct {
 	windows        int
 	idleEditor     float64 // CPU cores with every window warm and idle
 	idleBrowser    float64
+	idleByClass    map[string]float64 // the same per kind of process
 	peakEditorMiB  float64
 	peakBrowserMiB float64
 	failures       []string
@@ -92,7 +93,7 @@ func (b *bench) throughput(ctx context.Context) (ph throughputPhase, err error) 
 			accs[i].lv.ColdWindows = ph.windows - warmOK
 		}
 	}
-	if ph.idleEditor, ph.idleBrowser, err = idleCPU(ctx, rss, idleWindow); err != nil {
+	if ph.idleEditor, ph.idleBrowser, ph.idleByClass, err = idleCPU(ctx, rss, idleWindow); err != nil {
 		return ph, fmt.Errorf("throughput: measure idle CPU: %w", err)
 	}
 	b.progress("throughput: %d/%d windows warm, idle they use %.2f + %.2f cores; %d rounds, each running levels %v once",
@@ -141,20 +142,25 @@ func (b *bench) throughput(ctx context.Context) (ph throughputPhase, err error) 
 const idleWindow = 10 * time.Second
 
 // idleCPU returns the CPU cores code-server and Chromium use over d while
-// nothing is driven.
-func idleCPU(ctx context.Context, rss *rssSampler, d time.Duration) (editor, browser float64, err error) {
+// nothing is driven, also per kind of process.
+func idleCPU(ctx context.Context, rss *rssSampler, d time.Duration) (editor, browser float64, byClass map[string]float64, err error) {
 	e0, b0 := rss.CPU()
+	c0 := rss.CPUByClass()
 	start := time.Now()
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-ctx.Done():
-		return 0, 0, ctx.Err()
+		return 0, 0, nil, ctx.Err()
 	case <-t.C:
 	}
 	e1, b1 := rss.CPU()
 	secs := time.Since(start).Seconds()
-	return (e1 - e0) / secs, (b1 - b0) / secs, nil
+	byClass = map[string]float64{}
+	for k, v := range rss.CPUByClass() {
+		byClass[k] = (v - c0[k]) / secs
+	}
+	return (e1 - e0) / secs, (b1 - b0) / secs, byClass, nil
 }
 
 // addRound takes one round's dialogues and wall time.
