@@ -83,6 +83,9 @@ func TestRSSSamplerSeesThisProcess(t *testing.T) {
 	if editor != 0 || browser <= 0 {
 		t.Errorf("peaks = %d, %d; want 0 and this process's RSS", editor, browser)
 	}
+	if pe, pb := s.PeakPSS(); pe != 0 || pb <= 0 {
+		t.Errorf("PSS peaks = %d, %d; want 0 and this process's PSS", pe, pb)
+	}
 	if cpuEditor != 0 || cpuBrowser < 0.05 {
 		t.Errorf("CPU = %.2f, %.2f s; want 0 and at least 0.05 s for this busy process", cpuEditor, cpuBrowser)
 	}

@@ -93,6 +93,7 @@ type latencyRun struct {
 	warmOK     bool
 	peakEditor int64
 	peakBrowse int64
+	peakPSS    int64 // code-server + Chromium
 	measured   []dialog.Dialogue
 	failures   []string
 }
@@ -112,6 +113,8 @@ func (b *bench) latencyRun(ctx context.Context, i int) (latencyRun, error) {
 	rss := startRSS(ctx, g.runner.PIDs, 200*time.Millisecond)
 	sum, err := g.runner.Drive(ctx, append([]dialog.ChatConfig{b.set.Warm}, b.set.Measured...))
 	res.peakEditor, res.peakBrowse = rss.Stop()
+	pe, pb := rss.PeakPSS()
+	res.peakPSS = pe + pb
 	if err != nil {
 		return res, fmt.Errorf("latency run %d: drive: %w", i, err)
 	}

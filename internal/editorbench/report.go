@@ -105,8 +105,12 @@ type report struct {
 	IdleByClass map[string]float64 `json:"throughput_idle_cpu_cores_by_process"`
 	PeakCSMiB   float64            `json:"throughput_peak_rss_code_server_mib"`
 	PeakChrMiB  float64            `json:"throughput_peak_rss_chromium_mib"`
-	Targets     []target           `json:"targets"`
-	Failures    []string           `json:"failures,omitempty"`
+	// PSSOneMiB is the median peak PSS of code-server + Chromium with one
+	// window (latency runs), PeakPSSMiB the peak over the throughput phase.
+	PSSOneMiB  float64  `json:"peak_pss_one_window_mib"`
+	PeakPSSMiB float64  `json:"throughput_peak_pss_mib"`
+	Targets    []target `json:"targets"`
+	Failures   []string `json:"failures,omitempty"`
 }
 
 // print writes the report as compact tables.
@@ -229,6 +233,7 @@ func (r *report) print(w io.Writer) error {
 	}
 	fmt.Fprintf(&b, "peak RSS over the throughput phase (%d windows): code-server group %.0f MiB, Chromium tree %.0f MiB\n",
 		r.Windows, r.PeakCSMiB, r.PeakChrMiB)
+	fmt.Fprintf(&b, "peak PSS (code-server + Chromium): 1 window %.0f MiB, %d windows %.0f MiB\n", r.PSSOneMiB, r.Windows, r.PeakPSSMiB)
 
 	for _, l := range r.Throughput {
 		if l.ColdWindows > 0 {

@@ -22,7 +22,14 @@ type rssSampler struct {
 
 	mu              sync.Mutex
 	editor, browser int64 // peak bytes
-	cpu             map[int]*cpuSpan
+	// pssEditor and pssBrowser are peak proportional set sizes in bytes
+	// (a page shared by n processes counts 1/n in each): what the
+	// processes cost the machine, without RSS's counting of Chromium's
+	// and Node's shared pages once per process. Sampled every pssEvery-th
+	// time (reading smaps_rollup walks the page tables).
+	pssEditor, pssBrowser int64
+	samples               int
+	cpu                   map[int]*cpuSpan
 }
 
 // cpuSpan is a process's CPU ticks when sampling first and last saw it.
@@ -113,6 +120,16 @@ func (s *rssSampler) Stop() (editor, browser int64) {
 	return s.editor, s.browser
 }
 
+// pssEvery is how many samples apart PSS is read.
+const pssEvery = 5
+
+// PeakPSS returns the peak proportional set sizes in bytes seen so far.
+func (s *rssSampler) PeakPSS() (editor, browser int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.pssEditor, s.pssBrowser
+}
+
 // CPU samples once more and returns the CPU seconds code-server's group and
 // Chromium's tree used since sampling began (a process that exits between
 // samples loses its last interval).
@@ -148,9 +165,23 @@ func (s *rssSampler) sample(editorPID, browserPID int) {
 			b += vmRSS(pid)
 		}
 	}
+	var pe, pb int64
+	s.mu.Lock()
+	n := s.samples
+	s.samples++
+	s.mu.Unlock()
+	if n%pssEvery == 0 {
+		for _, pid := range editorPIDs {
+			pe += pss(pid)
+		}
+		for _, pid := range browserPIDs {
+			pb += pss(pid)
+		}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.editor, s.browser = max(s.editor, e), max(s.browser, b)
+	s.pssEditor, s.pssBrowser = max(s.pssEditor, pe), max(s.pssBrowser, pb)
 	for i, group := range [][]int{editorPIDs, browserPIDs} {
 		for _, pid := range group {
 			c, ok := s.cpu[pid]
@@ -234,6 +265,24 @@ func vmRSS(pid int) int64 {
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		if rest, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+			if err != nil {
+				return 0
+			}
+			return kb << 10
+		}
+	}
+	return 0
+}
+
+// pss is the process's proportional set size in bytes, 0 if it is gone.
+func pss(pid int) int64 {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/smaps_rollup")
+	if err != nil {
+		return 0
+	}
+	for line := range strings.SplitSeq(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "Pss:"); ok {
 			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
 			if err != nil {
 				return 0

@@ -23,6 +23,7 @@ type throughputPhase struct {
 	idleByClass    map[string]float64 // the same per kind of process
 	peakEditorMiB  float64
 	peakBrowserMiB float64
+	peakPSSMiB     float64 // code-server + Chromium
 	failures       []string
 }
 
@@ -53,6 +54,8 @@ func (b *bench) throughput(ctx context.Context) (ph throughputPhase, err error) 
 	defer func() { // ph is the named result: the peaks reach the caller
 		e, br := rss.Stop()
 		ph.peakEditorMiB, ph.peakBrowserMiB = float64(e)/(1<<20), float64(br)/(1<<20)
+		pe, pb := rss.PeakPSS()
+		ph.peakPSSMiB = float64(pe+pb) / (1 << 20)
 	}()
 	records, err := driver.OpenRecordLog(out)
 	if err != nil {
