@@ -27,5 +27,10 @@ func chromiumFlags(cfg BrowserConfig) []chromiumFlag {
 		// blinking) repaints nothing while a window waits for the model.
 		{Name: "force-prefers-reduced-motion"},
 		{Name: "disable-smooth-scrolling"},
+		// Chromium's low-end device mode: among others, 16-bit raster
+		// tiles and smaller caches. editorbench: the GPU process's CPU per
+		// dialogue halved and one window's Chromium RSS fell by ~150 MiB,
+		// with every step still working.
+		{Name: "enable-low-end-device-mode"},
 	}
 }
