@@ -4,8 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 
 	"go.uber.org/zap"
+
+	"dialogfarm/internal/runfiles"
 )
 
 // BrowserConfig says how to launch Chromium.
@@ -124,4 +128,24 @@ func launchBrowser(ctx context.Context, cfg BrowserConfig, log *zap.Logger) (bro
 	}
 	_, err := ParseBackend(string(cfg.Backend))
 	return nil, fmt.Errorf("launch chromium: %w", err)
+}
+
+// prepareLaunch checks the browser binary and makes what every backend
+// launches it with: the profile folder and the allow-listed environment.
+func prepareLaunch(cfg BrowserConfig) (profile string, env []string, err error) {
+	if _, err := os.Stat(cfg.Bin); err != nil {
+		return "", nil, fmt.Errorf("launch chromium: %w (run `make setup`)", err)
+	}
+	profile = filepath.Join(cfg.Dir, "chromium-profile")
+	if err := runfiles.MkdirAll(profile); err != nil {
+		return "", nil, fmt.Errorf("launch chromium: %w", err)
+	}
+	var display []string
+	if !cfg.Headless {
+		display = displayEnv
+	}
+	if env, err = isolatedEnv(cfg.Dir, display...); err != nil {
+		return "", nil, fmt.Errorf("launch chromium: %w", err)
+	}
+	return profile, env, nil
 }

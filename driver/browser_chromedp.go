@@ -4,9 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -25,8 +23,6 @@ import (
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 	"go.uber.org/zap"
-
-	"dialogfarm/internal/runfiles"
 )
 
 // rodDefaultFlags are the switches go-rod's launcher adds by default
@@ -71,20 +67,9 @@ var _ browser = (*cdpBrowser)(nil)
 // launchChromedp starts Chromium with the same switches and environment as
 // LaunchRod, and connects to it with chromedp.
 func launchChromedp(ctx context.Context, cfg BrowserConfig, log *zap.Logger) (*cdpBrowser, error) {
-	if _, err := os.Stat(cfg.Bin); err != nil {
-		return nil, fmt.Errorf("launch chromium: %w (run `make setup`)", err)
-	}
-	profile := filepath.Join(cfg.Dir, "chromium-profile")
-	if err := runfiles.MkdirAll(profile); err != nil {
-		return nil, fmt.Errorf("launch chromium: %w", err)
-	}
-	var display []string
-	if !cfg.Headless {
-		display = displayEnv
-	}
-	env, err := isolatedEnv(cfg.Dir, display...)
+	profile, env, err := prepareLaunch(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("launch chromium: %w", err)
+		return nil, err
 	}
 	// Not chromedp.DefaultExecAllocatorOptions: the switches are ours. The
 	// environment is exactly env: NoInheritEnv keeps the Go process's

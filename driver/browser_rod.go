@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"sync"
 
 	"github.com/go-rod/rod"
@@ -14,8 +12,6 @@ import (
 	"github.com/go-rod/rod/lib/proto"
 	"github.com/ysmood/gson"
 	"go.uber.org/zap"
-
-	"dialogfarm/internal/runfiles"
 )
 
 // RodBrowser is a Chromium process controlled with go-rod.
@@ -33,20 +29,9 @@ var _ browser = (*RodBrowser)(nil)
 // LaunchRod starts Chromium with flags that keep it off the network and
 // away from first-run UI, and connects to it with go-rod.
 func LaunchRod(ctx context.Context, cfg BrowserConfig, log *zap.Logger) (*RodBrowser, error) {
-	if _, err := os.Stat(cfg.Bin); err != nil {
-		return nil, fmt.Errorf("launch chromium: %w (run `make setup`)", err)
-	}
-	profile := filepath.Join(cfg.Dir, "chromium-profile")
-	if err := runfiles.MkdirAll(profile); err != nil {
-		return nil, fmt.Errorf("launch chromium: %w", err)
-	}
-	var display []string
-	if !cfg.Headless {
-		display = displayEnv
-	}
-	env, err := isolatedEnv(cfg.Dir, display...)
+	profile, env, err := prepareLaunch(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("launch chromium: %w", err)
+		return nil, err
 	}
 	l := launcher.New().
 		Context(ctx).

@@ -40,30 +40,9 @@ func TestChaosEditorShort(t *testing.T) {
 }
 
 func chaosEditor(t *testing.T, cc chaosCase) {
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(root, "tools", "code-server.sh")); err != nil {
-		t.Fatalf("code-server is not installed (%v): run `make setup`", err)
-	}
-	// A short folder (Chromium's sockets live under it), kept when the
-	// test fails for its records, logs and failure artifacts.
-	tmp, err := os.MkdirTemp("", "df-chaos-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("folder kept: %s", tmp)
-			return
-		}
-		os.RemoveAll(tmp)
-	})
-	bin := filepath.Join(tmp, "dialogfarm")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	root := editorRoot(t)
+	tmp := shortTempDir(t, "df-chaos-")
+	bin := buildBinary(t, tmp)
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 2))

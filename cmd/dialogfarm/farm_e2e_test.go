@@ -30,30 +30,9 @@ import (
 // config must have exactly one record there, both workers must have driven
 // some, and `status --nats` must show both workers healthy.
 func TestFarmServeTwoWorkers(t *testing.T) {
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(root, "tools", "code-server.sh")); err != nil {
-		t.Fatalf("code-server is not installed (%v): run `make setup`", err)
-	}
-	// A short folder: Chromium's sockets live under it. It stays when the
-	// test fails, for the workers' logs and failure artifacts.
-	tmp, err := os.MkdirTemp("", "df-farm-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("folder kept: %s", tmp)
-			return
-		}
-		os.RemoveAll(tmp)
-	})
-	bin := filepath.Join(tmp, "dialogfarm")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	root := editorRoot(t)
+	tmp := shortTempDir(t, "df-farm-")
+	bin := buildBinary(t, tmp)
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 

@@ -20,18 +20,9 @@ import (
 // stdout or stderr. It runs once per browser backend (--browser).
 func TestDriveKeyNeverLeaks(t *testing.T) {
 	const key = "sk-live-DriveEcho0123456789abcdefSECRET"
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(root, "tools", "code-server.sh")); err != nil {
-		t.Fatalf("code-server is not installed (%v): run `make setup`", err)
-	}
+	root := editorRoot(t)
 	tmp := t.TempDir()
-	bin := filepath.Join(tmp, "dialogfarm")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildBinary(t, tmp)
 	demo, err := os.ReadFile(filepath.Join(root, "examples", "demo-configs.jsonl"))
 	if err != nil {
 		t.Fatal(err)

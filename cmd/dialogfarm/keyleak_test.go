@@ -20,10 +20,7 @@ import (
 func TestKeyNeverLeaksFromTheBinary(t *testing.T) {
 	const key = "sk-live-BinaryEcho0123456789abcdefSECRET"
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "dialogfarm")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildBinary(t, dir)
 	up := llmtest.New(t, llmtest.EchoKey)
 	model := []string{"--model-base-url", up.URL, "--model", "m1", "--api-key-env", "ECHO_TEST_KEY", "-v"}
 	judged := filepath.Join(dir, "judged.jsonl")

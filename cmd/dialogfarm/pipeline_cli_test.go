@@ -22,10 +22,7 @@ func TestMCPStdioAndRunPipeline(t *testing.T) {
 		t.Fatal(err)
 	}
 	tmp := t.TempDir()
-	bin := filepath.Join(tmp, "dialogfarm")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildBinary(t, tmp)
 	store := filepath.Join(tmp, "pipelines")
 	cmd := exec.Command(bin, "mcp", "--root", root, "--store", store, "--runs", filepath.Join(tmp, "runs"))
 	cmd.Stderr = os.Stderr

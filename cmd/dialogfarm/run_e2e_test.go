@@ -27,29 +27,9 @@ import (
 // run's editor and browser were ended, and that the SFT export holds
 // exactly the 5-point dialogues.
 func TestRunKilledAndResumed(t *testing.T) {
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(root, "tools", "code-server.sh")); err != nil {
-		t.Fatalf("code-server is not installed (%v): run `make setup`", err)
-	}
-	// The folder stays when the test fails, for its records and screenshots.
-	tmp, err := os.MkdirTemp("", "dialogfarm-run-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("run folder kept: %s", tmp)
-			return
-		}
-		os.RemoveAll(tmp)
-	})
-	bin := filepath.Join(tmp, "dialogfarm")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	root := editorRoot(t)
+	tmp := shortTempDir(t, "dialogfarm-run-")
+	bin := buildBinary(t, tmp)
 	model := llmtest.New(t, runAnswer)
 	cfgPath := filepath.Join(tmp, "dialogfarm.yaml")
 	yaml := "pool:\n  cache_dir: cache\n  members:\n" +

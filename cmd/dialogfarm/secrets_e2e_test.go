@@ -24,13 +24,7 @@ import (
 // counts exactly the planted secrets and that the SFT user messages are
 // the captured requests' byte for byte.
 func TestRunKeepsSecretsOut(t *testing.T) {
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(root, "tools", "code-server.sh")); err != nil {
-		t.Fatalf("code-server is not installed (%v): run `make setup`", err)
-	}
+	root := editorRoot(t)
 	var planted []struct{ Kind, Value string }
 	data, err := os.ReadFile(filepath.Join(root, "redact", "testdata", "planted.json"))
 	if err != nil {
@@ -40,10 +34,7 @@ func TestRunKeepsSecretsOut(t *testing.T) {
 		t.Fatal(err)
 	}
 	tmp := t.TempDir()
-	bin := filepath.Join(tmp, "dialogfarm")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildBinary(t, tmp)
 	model := llmtest.New(t, runAnswer)
 	cfgPath := filepath.Join(tmp, "dialogfarm.yaml")
 	yaml := "pool:\n  members:\n" +

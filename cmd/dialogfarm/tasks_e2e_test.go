@@ -21,24 +21,11 @@ import (
 // dialogue with it (judge --tasks): the correct answer keeps 5, the wrong
 // one gets tests_fail and the failing test's output in its verdict.
 func TestTasksExecutionJudgeThroughEditor(t *testing.T) {
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(root, "tools", "code-server.sh")); err != nil {
-		t.Fatalf("code-server is not installed (%v): run `make setup`", err)
-	}
+	root := editorRoot(t)
 	// a short folder: Chromium's singleton socket path under run/browser
 	// must stay below the Unix socket limit (t.TempDir's is too long)
-	tmp, err := os.MkdirTemp("", "df-tasks-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(tmp) })
-	bin := filepath.Join(tmp, "dialogfarm")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	tmp := shortTempDir(t, "df-tasks-")
+	bin := buildBinary(t, tmp)
 	repo, work := filepath.Join(tmp, "pyfix"), filepath.Join(tmp, "tasks")
 	if err := os.CopyFS(repo, os.DirFS(filepath.Join(root, "tasks", "testdata", "pyfix"))); err != nil {
 		t.Fatal(err)
