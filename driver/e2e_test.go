@@ -50,7 +50,9 @@ func e2eConfigs() []dialog.ChatConfig {
 			Trigger: dialog.TriggerKeybinding, Instruction: dialog.InstructionSlash, Turns: turns("/tests for empty input")},
 		{ID: "palette-idle-cursor", File: py, Language: "python",
 			Trigger: dialog.TriggerPalette, Instruction: dialog.InstructionFreeText, Turns: turns("Summarize this file in one line")},
-		{ID: "contextmenu-command-partial-block", File: goFile, Language: "go", Selection: sel(pos(6, 2), pos(8, 3)),
+		// A cursor with a selection, as configgen writes them: the cursor
+		// at the selection's end, where selecting leaves it.
+		{ID: "contextmenu-command-partial-block", File: goFile, Language: "go", Selection: sel(pos(6, 2), pos(8, 3)), Cursor: ptr(pos(8, 3)),
 			Trigger: dialog.TriggerContextMenu, Instruction: dialog.InstructionCommand, Turns: turns("/explain")},
 		{ID: "palette-command-single-line", File: py, Language: "python", Selection: sel(pos(12, 5), pos(12, 16)),
 			Trigger: dialog.TriggerPalette, Instruction: dialog.InstructionCommand, Turns: turns("/fix")},
@@ -102,7 +104,7 @@ func endToEnd(t *testing.T, backend Backend) {
 	}
 	rc.Browser.Backend = backend
 	log := zaptest.NewLogger(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 
 	model := llmtest.New(t, e2eAnswer)

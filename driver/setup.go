@@ -22,15 +22,17 @@ func (s *Session) setupSteps(cfg dialog.ChatConfig, a *adapter.Adapter, src *sou
 		steps = append(steps, Step{Name: "open_other_file", Timeout: t.Step, Do: func(ctx context.Context) error { return s.win.openFile(ctx, f, "") }})
 	}
 	// The file opens with the cursor where the developer starts: the
-	// config's cursor, the selection's start, or the top of the file (not
-	// wherever Quick Open's history would put it). Quick Open takes the
-	// character column; the status bar shows the visual one.
+	// selection's start (selecting then moves it to the selection's end,
+	// where a config's cursor usually is), else the config's cursor, else
+	// the top of the file (not wherever Quick Open's history would put it).
+	// Quick Open takes the character column; the status bar shows the
+	// visual one.
 	start := dialog.Position{Line: 1, Col: 1}
 	switch {
-	case cfg.Cursor != nil:
-		start = *cfg.Cursor
 	case cfg.Selection != nil:
 		start = cfg.Selection.Start
+	case cfg.Cursor != nil:
+		start = *cfg.Cursor
 	}
 	steps = append(steps, Step{Name: "open_file", Timeout: t.Step, Do: func(ctx context.Context) error {
 		return s.win.openFile(ctx, cfg.File, fmt.Sprintf("%d:%d", start.Line, start.Col))
