@@ -49,3 +49,18 @@ func buildBinary(t *testing.T, dir string) string {
 	}
 	return bin
 }
+
+// twoCoderConfig writes a dialogfarm.yaml into dir with a pool of two
+// coders and a judge, all on the fake model at url, and returns its path.
+func twoCoderConfig(t *testing.T, dir, url string) string {
+	t.Helper()
+	path := filepath.Join(dir, "dialogfarm.yaml")
+	yaml := "pool:\n  members:\n" +
+		"    - {name: coder-a, base_url: " + url + ", model: coder-a}\n" +
+		"    - {name: coder-b, base_url: " + url + ", model: coder-b}\n" +
+		"judge:\n  endpoint: {base_url: " + url + ", model: judge}\n"
+	if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}

@@ -83,14 +83,7 @@ func TestFarmServeTwoWorkers(t *testing.T) {
 		}
 		return reply
 	})
-	cfgPath := filepath.Join(tmp, "dialogfarm.yaml")
-	yaml := "pool:\n  members:\n" +
-		"    - {name: coder-a, base_url: " + model.URL + ", model: coder-a}\n" +
-		"    - {name: coder-b, base_url: " + model.URL + ", model: coder-b}\n" +
-		"judge:\n  endpoint: {base_url: " + model.URL + ", model: judge}\n"
-	if err := os.WriteFile(cfgPath, []byte(yaml), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	cfgPath := twoCoderConfig(t, tmp, model.URL)
 
 	// Two workers, each with its own editor and one simulator.
 	var workers []*exec.Cmd

@@ -36,14 +36,7 @@ func TestRunKeepsSecretsOut(t *testing.T) {
 	tmp := t.TempDir()
 	bin := buildBinary(t, tmp)
 	model := llmtest.New(t, runAnswer)
-	cfgPath := filepath.Join(tmp, "dialogfarm.yaml")
-	yaml := "pool:\n  members:\n" +
-		"    - {name: coder-a, base_url: " + model.URL + ", model: coder-a}\n" +
-		"    - {name: coder-b, base_url: " + model.URL + ", model: coder-b}\n" +
-		"judge:\n  endpoint: {base_url: " + model.URL + ", model: judge}\n"
-	if err := os.WriteFile(cfgPath, []byte(yaml), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	cfgPath := twoCoderConfig(t, tmp, model.URL)
 	out := filepath.Join(tmp, "run")
 	cmd := exec.Command(bin, "run", "--root", root, "--config", cfgPath, "--profile", "default",
 		"--repos", filepath.Join(root, "redact", "testdata", "corpus"), "--n", "4", "--seed", "11", "--out", out, "--context-lines", "3")
