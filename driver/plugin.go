@@ -104,16 +104,15 @@ func js(args, body string, helpers ...string) string {
 	return "(" + args + ") => { " + strings.Join(helpers, "\n") + "\n" + body + " }"
 }
 
-// waitChat waits for the chat view to be shown and ready.
-func (w *window) waitChat(ctx context.Context, u ui) error {
-	return w.waitFor(ctx, "the chat view is shown and ready", js("ui", `const c = chatDoc(ui); return !!c && chatShown(ui, c);`,
-		jsChatDoc, jsChatShown), u)
+// chatShownCond holds when the chat view is shown and ready.
+func chatShownCond(u ui) cond {
+	return cond{what: "the chat view is shown and ready", js: js("ui", `const c = chatDoc(ui); return !!c && chatShown(ui, c);`,
+		jsChatDoc, jsChatShown), args: []any{u}}
 }
 
-// inputFocused reports whether the chat input has keyboard focus now.
-func (w *window) inputFocused(ctx context.Context, u ui) bool {
-	res, err := w.eval(ctx, js("ui", `const c = chatDoc(ui); return !!c && inputFocused(ui, c);`, jsChatDoc, jsInputFocused), u)
-	return err == nil && res.Bool()
+// waitChat waits for the chat view to be shown and ready.
+func (w *window) waitChat(ctx context.Context, u ui) error {
+	return w.waitAll(ctx, chatShownCond(u))
 }
 
 // waitChatInputFocused waits until the chat input has keyboard focus.
@@ -171,16 +170,6 @@ func (w *window) clickInChat(ctx context.Context, u ui, selector string) error {
 		return err
 	}
 	return w.click(ctx, p, mouseLeft)
-}
-
-// counts reads how many user and assistant messages the chat shows; zero
-// when the chat document is not there.
-func (w *window) counts(ctx context.Context, u ui) (user, answers int, err error) {
-	res, err := w.eval(ctx, js("ui", `const c = chatDoc(ui); return c ? counts(ui, c) : {user: 0, answers: 0};`, jsChatDoc, jsCounts), u)
-	if err != nil {
-		return 0, 0, fmt.Errorf("count chat messages: %w", err)
-	}
-	return res.Get("user").Int(), res.Get("answers").Int(), nil
 }
 
 // chatMessage is what the view shows for a turn's answer.

@@ -160,7 +160,10 @@ func (s *Session) reset(ctx context.Context) error {
 		return fmt.Errorf("read window state: %w", err)
 	}
 	// Keyboard shortcuts and the view's own button, as a practised user
-	// would: the command palette costs a list filter each time.
+	// would: the command palette costs a list filter each time. The
+	// actions go out one after the other and the step waits once for the
+	// state they all promise: the workbench handles input in order.
+	var want []cond
 	if st.Get("tabs").Int() > 0 {
 		if err := s.win.keys(ctx, keyControl, keyK); err != nil {
 			return err
@@ -168,38 +171,41 @@ func (s *Session) reset(ctx context.Context) error {
 		if err := s.win.keys(ctx, keyControl, keyW); err != nil {
 			return err
 		}
-		if err := s.win.waitFor(ctx, "no editor is open (Ctrl+K Ctrl+W)", `() => document.querySelectorAll('.editor-group-container .tab').length === 0`); err != nil {
-			return err
-		}
+		want = append(want, cond{what: "no editor is open (Ctrl+K Ctrl+W)", js: `() => document.querySelectorAll('.editor-group-container .tab').length === 0`})
 	}
 	if st.Get("messages").Int() > 0 {
-		var err error
 		if st.Get("chatVisible").Bool() && newChat.Button != "" {
-			err = s.win.clickInChat(ctx, u, newChat.Button)
+			if err := s.win.clickInChat(ctx, u, newChat.Button); err != nil {
+				return err
+			}
 		} else {
-			err = s.win.runCommand(ctx, newChat.Command)
+			// The palette must not open while the editors close: the
+			// focus they hand back would close it.
+			if err := s.win.waitAll(ctx, want...); err != nil {
+				return err
+			}
+			want = nil
+			if err := s.win.runCommand(ctx, newChat.Command); err != nil {
+				return err
+			}
 		}
-		if err != nil {
-			return err
-		}
-		if err := s.win.waitFor(ctx, "the conversation is empty", js("ui", `const c = chatDoc(ui);
+		want = append(want, cond{what: "the conversation is empty", js: js("ui", `const c = chatDoc(ui);
 			if (!c) return true;
 			const n = counts(ui, c);
-			return n.user + n.answers === 0;`, jsChatDoc, jsCounts), u); err != nil {
-			return err
-		}
+			return n.user + n.answers === 0;`, jsChatDoc, jsCounts), args: []any{u}})
 	}
 	if st.Get("chatVisible").Bool() {
 		if err := s.win.keys(ctx, keyControl, keyShift, keyE); err != nil {
 			return err
 		}
-		if err := s.win.waitFor(ctx, "the explorer replaces the chat view (Ctrl+Shift+E)", js("ui", `const c = chatDoc(ui);
+		want = append(want, cond{what: "the explorer replaces the chat view (Ctrl+Shift+E)", js: js("ui", `const c = chatDoc(ui);
 			return !(c && chatShown(ui, c)) && [...document.querySelectorAll('.activitybar .action-item.checked .action-label')]
-				.some(a => (a.getAttribute('aria-label') || '').startsWith('Explorer'));`, jsChatDoc, jsChatShown), u); err != nil {
-			return err
-		}
+				.some(a => (a.getAttribute('aria-label') || '').startsWith('Explorer'));`, jsChatDoc, jsChatShown), args: []any{u}})
 	}
-	return nil
+	if len(want) == 0 {
+		return nil
+	}
+	return s.win.waitAll(ctx, want...)
 }
 
 // Drive executes one config and returns its record. A failure is recorded
@@ -305,11 +311,17 @@ func (s *Session) driveTurn(ctx context.Context, cfg dialog.ChatConfig, a *adapt
 				return err
 			}
 			turn.Query = q
-			if base.user, base.answers, err = s.win.counts(ctx, u); err != nil {
+			// One read once the chat is shown: the messages before this
+			// turn's and whether the input has the keyboard focus.
+			v, err := s.win.poll(ctx, "the chat view is shown and ready", js("ui", `const c = chatDoc(ui);
+				if (!c || !chatShown(ui, c)) return null;
+				return {...counts(ui, c), focused: inputFocused(ui, c)};`, jsChatDoc, jsChatShown, jsCounts, jsInputFocused), u)
+			if err != nil {
 				return err
 			}
+			base.user, base.answers = v.Get("user").Int(), v.Get("answers").Int()
 			s.capture.Expect(s.ID, cfg.ID, n)
-			return s.send(ctx, a, q)
+			return s.send(ctx, a, q, v.Get("focused").Bool())
 		}})
 	} else {
 		turn.Query = cfg.Turns[0].Query
@@ -363,14 +375,12 @@ func (s *Session) query(ctx context.Context, cfg dialog.ChatConfig, i int, histo
 	return q, nil
 }
 
-// send types the query into the chat input and sends it the adapter's
-// way (a key or a button).
-func (s *Session) send(ctx context.Context, a *adapter.Adapter, q string) error {
+// send types the query into the shown chat view's input and sends it the
+// adapter's way (a key or a button); focused says whether the input has
+// the keyboard focus already.
+func (s *Session) send(ctx context.Context, a *adapter.Adapter, q string, focused bool) error {
 	u := uiOf(a)
-	if err := s.win.waitChat(ctx, u); err != nil {
-		return err
-	}
-	if a.Input.Method == adapter.MethodType || !s.win.inputFocused(ctx, u) {
+	if a.Input.Method == adapter.MethodType || !focused {
 		// A rich editor takes text where it was clicked; a textarea whose
 		// focus moved away after an answer is clicked back into.
 		if err := s.win.clickInChat(ctx, u, a.Input.Selector); err != nil {

@@ -93,21 +93,21 @@ func (s *Session) selectRange(ctx context.Context, src *sourceFile, sel dialog.S
 func (s *Session) trigger(ctx context.Context, cfg dialog.ChatConfig, a *adapter.Adapter, base *counts) error {
 	u := uiOf(a)
 	s.last = a
-	if sel := a.Extension.Ready; sel != "" {
-		if err := s.win.waitFor(ctx, "the plugin is ready ("+sel+")", `(sel) => !!document.querySelector(sel)`, sel); err != nil {
-			return err
-		}
-	}
-	var err error
-	if base.user, base.answers, err = s.win.counts(ctx, u); err != nil {
+	// One read once the plugin is ready: how many messages the chat shows.
+	n, err := s.win.poll(ctx, "the plugin is ready ("+a.Extension.Ready+")", js("ui, sel", `if (sel && !document.querySelector(sel)) return null;
+		const c = chatDoc(ui);
+		return c ? counts(ui, c) : {user: 0, answers: 0};`, jsChatDoc, jsCounts), u, a.Extension.Ready)
+	if err != nil {
 		return err
 	}
+	base.user, base.answers = n.Get("user").Int(), n.Get("answers").Int()
 	var c adapter.Command
 	if cfg.Instruction == dialog.InstructionCommand {
 		c, _ = a.CommandFor(cfg.Turns[0].Query)
 	} else {
 		c = a.Open.Command
 	}
+	command := cfg.Instruction == dialog.InstructionCommand
 	switch cfg.Trigger {
 	case dialog.TriggerPanel:
 		if err = s.win.clickActivity(ctx, a.Open.ActivityBar); err == nil {
@@ -116,7 +116,10 @@ func (s *Session) trigger(ctx context.Context, cfg dialog.ChatConfig, a *adapter
 			}
 		}
 	case dialog.TriggerPalette:
-		err = s.win.runCommand(ctx, c.Title)
+		if command {
+			return s.win.runCommand(ctx, c.Title) // it sent its query; the turn waits for it
+		}
+		return s.win.runCommand(ctx, c.Title, chatShownCond(u))
 	case dialog.TriggerKeybinding:
 		var keys []key
 		if keys, err = parseKeys(c.Keybinding); err == nil {
@@ -130,7 +133,7 @@ func (s *Session) trigger(ctx context.Context, cfg dialog.ChatConfig, a *adapter
 	if err != nil {
 		return err
 	}
-	if cfg.Instruction == dialog.InstructionCommand {
+	if command {
 		return nil // the command sent its query; the turn waits for it
 	}
 	return s.win.waitChat(ctx, u)

@@ -133,6 +133,36 @@ func (w *window) waitFor(ctx context.Context, what, js string, args ...any) erro
 	return err
 }
 
+// cond is one state a wait expects: a JS predicate with its arguments,
+// named for the error when it never holds.
+type cond struct {
+	what string
+	js   string
+	args []any
+}
+
+// waitAll waits in one poll until every condition holds: a step that
+// acted several times waits once for the state all its actions promise,
+// instead of a round trip per action.
+func (w *window) waitAll(ctx context.Context, conds ...cond) error {
+	if len(conds) == 0 {
+		return nil
+	}
+	var src, what strings.Builder
+	args := make([]any, len(conds))
+	src.WriteString("(...a) => ")
+	for i, c := range conds {
+		if i > 0 {
+			src.WriteString(" && ")
+			what.WriteString(" and ")
+		}
+		fmt.Fprintf(&src, "!!(%s)(...a[%d])", c.js, i)
+		what.WriteString(c.what)
+		args[i] = append([]any{}, c.args...)
+	}
+	return w.waitFor(ctx, what.String(), src.String(), args...)
+}
+
 // value polls the JS function until it returns a non-empty string.
 func (w *window) value(ctx context.Context, what, js string, args ...any) (string, error) {
 	v, err := w.poll(ctx, what, js, args...)

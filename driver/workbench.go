@@ -72,7 +72,8 @@ func (w *window) waitReady(ctx context.Context, pluginReady string) error {
 }
 
 // quickPick types text into an open quick input and picks the row that m
-// matches, moving the keyboard focus to it first.
+// matches, moving the keyboard focus to it first. The caller waits for
+// what picking it does, together with quickInputClosed.
 func (w *window) quickPick(ctx context.Context, text string, m rowMatch, want string) error {
 	if err := w.waitFor(ctx, "the quick input has focus", jsQuickInputFocused); err != nil {
 		return err
@@ -98,11 +99,11 @@ func (w *window) quickPick(ctx context.Context, text string, m rowMatch, want st
 			return err
 		}
 	}
-	if err := w.keys(ctx, keyEnter); err != nil {
-		return err
-	}
-	return w.waitFor(ctx, "the quick input closes", jsQuickInputClosed)
+	return w.keys(ctx, keyEnter)
 }
+
+// quickInputClosed is the state after a pick: the quick input is gone.
+var quickInputClosed = cond{what: "the quick input closes", js: jsQuickInputClosed}
 
 // rowLabels reads the quick input's rows, for error messages (also after
 // ctx ended).
@@ -144,11 +145,12 @@ func (w *window) openFile(ctx context.Context, rel, at string) error {
 	if err := w.quickPick(ctx, text, match, base); err != nil {
 		return fmt.Errorf("open %s: %w", rel, err)
 	}
-	return w.waitFor(ctx, "the editor tab "+base+" is active and focused", jsEditorActive, base)
+	return w.waitAll(ctx, quickInputClosed, cond{what: "the editor tab " + base + " is active and focused", js: jsEditorActive, args: []any{base}})
 }
 
-// runCommand runs a command by its palette title (F1).
-func (w *window) runCommand(ctx context.Context, title string) error {
+// runCommand runs a command by its palette title (F1) and waits until the
+// palette has closed and the conditions the command promises hold.
+func (w *window) runCommand(ctx context.Context, title string, then ...cond) error {
 	if err := w.keys(ctx, keyF1); err != nil {
 		return err
 	}
@@ -156,7 +158,7 @@ func (w *window) runCommand(ctx context.Context, title string) error {
 	if err := w.quickPick(ctx, title, match, title); err != nil {
 		return fmt.Errorf("run command %q: %w", title, err)
 	}
-	return nil
+	return w.waitAll(ctx, append([]cond{quickInputClosed}, then...)...)
 }
 
 // waitStatus waits for the editor's selection status item to read want.
