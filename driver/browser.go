@@ -115,6 +115,8 @@ type mouseEvent struct {
 	Button     mouseButton
 	Buttons    int
 	ClickCount int
+	// Modifiers are the modifier keys held (the key events' bits: 8 Shift).
+	Modifiers int
 }
 
 // launchBrowser starts Chromium with the configured backend (go-rod when

@@ -305,6 +305,7 @@ func (p *cdpPage) Mouse(ctx context.Context, e mouseEvent) error {
 		Button:     button,
 		Buttons:    int64(e.Buttons),
 		ClickCount: int64(e.ClickCount),
+		Modifiers:  int64(e.Modifiers),
 	})
 	return err
 }

@@ -175,6 +175,7 @@ func (r rodPage) Mouse(ctx context.Context, e mouseEvent) error {
 		Button:     button,
 		Buttons:    gson.Int(e.Buttons),
 		ClickCount: e.ClickCount,
+		Modifiers:  e.Modifiers,
 	}.Call(r.p.Context(ctx))
 }
 

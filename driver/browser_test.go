@@ -25,7 +25,7 @@ const t = document.getElementById('t');
 for (const type of ['keydown', 'keyup']) {
 	t.addEventListener(type, (e) => events.push([type, e.key, e.code, e.ctrlKey, e.shiftKey, e.altKey].join(' ')));
 }
-t.addEventListener('mousedown', (e) => events.push('mousedown ' + e.button + ' ' + e.clientX + ',' + e.clientY));
+t.addEventListener('mousedown', (e) => events.push('mousedown ' + e.button + ' ' + e.clientX + ',' + e.clientY + (e.shiftKey ? ' shift' : '')));
 t.addEventListener('contextmenu', (e) => { e.preventDefault(); events.push('contextmenu'); });
 </script>`
 
@@ -104,6 +104,10 @@ func driveTestPage(t *testing.T, backend Backend, url string) []string {
 		t.Errorf("textarea holds %q, want %q", val, want)
 	}
 
+	// A Shift+click: the mouse event carries the modifier.
+	step("shift+click", w.page.Mouse(ctx, mouseEvent{Type: "mousePressed", X: 130, Y: 110, Button: mouseLeft, Buttons: 1, ClickCount: 1, Modifiers: modShift}))
+	step("shift+click release", w.page.Mouse(ctx, mouseEvent{Type: "mouseReleased", X: 130, Y: 110, Button: mouseLeft, ClickCount: 1, Modifiers: modShift}))
+
 	// A dialog would block every later call; it is accepted.
 	_, err = w.eval(ctx, `() => { setTimeout(() => { window.confirmed = confirm('leave?'); }, 0); return true; }`)
 	step("open a dialog", err)
@@ -135,7 +139,7 @@ func driveTestPage(t *testing.T, backend Backend, url string) []string {
 		"keydown Shift ShiftLeft false true false", "keydown a KeyA false true false", "keyup Shift ShiftLeft false false false",
 		"keydown Enter Enter false false false",
 		"keydown ArrowLeft ArrowLeft true true false",
-		"mousedown 2 120,100", "contextmenu",
+		"mousedown 2 120,100", "contextmenu", "mousedown 0 130,110 shift",
 	} {
 		if !slices.Contains(log, want) {
 			t.Errorf("the page saw no %q in %q", want, log)

@@ -24,6 +24,7 @@ const (
 	keyHome      key = "Home"
 	keyEnd       key = "End"
 	keyArrowDown key = "ArrowDown"
+	keyArrowUp   key = "ArrowUp"
 	keyArrowLeft key = "ArrowLeft"
 	keyF1        key = "F1"
 	keyE         key = "KeyE"
@@ -66,7 +67,7 @@ var keyDefs = func() map[key]keyDef {
 		"Space":      {key: " ", keyCode: 32, text: " "},
 		"Backspace":  {key: "Backspace", keyCode: 8},
 		"Delete":     {key: "Delete", keyCode: 46},
-		"ArrowUp":    {key: "ArrowUp", keyCode: 38},
+		keyArrowUp:   {key: "ArrowUp", keyCode: 38},
 		keyArrowDown: {key: "ArrowDown", keyCode: 40},
 		keyArrowLeft: {key: "ArrowLeft", keyCode: 37},
 		"ArrowRight": {key: "ArrowRight", keyCode: 39},

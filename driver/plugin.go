@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"dialogfarm/adapter"
 )
@@ -160,12 +161,14 @@ func (w *window) clickActivity(ctx context.Context, label string) error {
 	return w.click(ctx, p, mouseLeft)
 }
 
-// clickInChat clicks the chat document's element matching selector.
+// clickInChat clicks the chat document's element matching selector once
+// the chat view is shown (a hidden view keeps its size: a point taken
+// before it shows would hit whatever covers it).
 func (w *window) clickInChat(ctx context.Context, u ui, selector string) error {
-	p, err := w.point(ctx, "the chat view shows "+selector, js("ui, sel", `const c = chatDoc(ui);
-		if (!c) return null;
+	p, err := w.point(ctx, "the chat view is shown with "+selector, js("ui, sel", `const c = chatDoc(ui);
+		if (!c || !chatShown(ui, c)) return null;
 		const el = c.d.querySelector(sel);
-		return el ? framePoint(c, el) : null;`, jsChatDoc), u, selector)
+		return el ? framePoint(c, el) : null;`, jsChatDoc, jsChatShown), u, selector)
 	if err != nil {
 		return err
 	}
@@ -178,11 +181,14 @@ type chatMessage struct {
 	Text   string
 }
 
-// waitAnswer waits until the assistant message after the first `before`
-// ones is done by the adapter's condition, and returns what it shows.
-func (w *window) waitAnswer(ctx context.Context, u ui, before, turn int) (chatMessage, error) {
-	finder := js("ui, before, key", `const c = chatDoc(ui);
+// waitAnswer waits until the view shows the turn's question (more user
+// messages than userBefore) and the assistant message after the first
+// `before` ones is done by the adapter's condition, and returns what it
+// shows.
+func (w *window) waitAnswer(ctx context.Context, u ui, userBefore, before, turn int) (chatMessage, error) {
+	finder := js("ui, ub, before, key", `const c = chatDoc(ui);
 		if (!c) return null;
+		if (ui.user && c.d.querySelectorAll(ui.user).length <= ub) return null;
 		const all = c.d.querySelectorAll(ui.answer);
 		if (all.length <= before) return null;
 		const m = all[before];
@@ -201,8 +207,11 @@ func (w *window) waitAnswer(ctx context.Context, u ui, before, turn int) (chatMe
 		if (!st[key] || st[key].text !== text) { st[key] = {text, since: now}; return null; }
 		return text !== '' && now - st[key].since >= ui.stableMS ? out : null;`, jsChatDoc)
 	key := fmt.Sprintf("%d-%d", before, turn)
-	v, err := w.value(ctx, fmt.Sprintf("the answer to turn %d is done", turn), finder, u, before, key)
+	v, err := w.value(ctx, fmt.Sprintf("the answer to turn %d is done", turn), finder, u, userBefore, before, key)
 	if err != nil {
+		if errIsTimeout(err) && !w.turnShown(ctx, u, userBefore, before) {
+			return chatMessage{}, fmt.Errorf("wait until the view shows question %d: %w", turn, err)
+		}
 		return chatMessage{}, err
 	}
 	var m chatMessage
@@ -212,13 +221,17 @@ func (w *window) waitAnswer(ctx context.Context, u ui, before, turn int) (chatMe
 	return m, nil
 }
 
-// waitTurnSent waits until the view shows that a query went out: more user
-// messages than before (or, without a user selector, more answers).
-func (w *window) waitTurnSent(ctx context.Context, u ui, userBefore, answersBefore, turn int) error {
-	return w.waitFor(ctx, fmt.Sprintf("the view shows question %d", turn), js("ui, ub, ab", `const c = chatDoc(ui);
+// turnShown reports whether the view shows that a query went out: more
+// user messages than before (or, without a user selector, more answers);
+// for an error message, so also after ctx ended.
+func (w *window) turnShown(ctx context.Context, u ui, userBefore, answersBefore int) bool {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+	defer cancel()
+	v, err := w.eval(ctx, js("ui, ub, ab", `const c = chatDoc(ui);
 		if (!c) return false;
 		const n = counts(ui, c);
 		return ui.user ? n.user > ub : n.answers > ab;`, jsChatDoc, jsCounts), u, userBefore, answersBefore)
+	return err == nil && v.Bool()
 }
 
 // runSetup runs the adapter's setup steps in the chat document, once per

@@ -83,3 +83,21 @@ func (f *sourceFile) text(s dialog.Selection) string {
 func (f *sourceFile) selectedCount(s dialog.Selection) int {
 	return len([]rune(f.text(s))) + (s.End.Line-s.Start.Line)*(f.eolLen-1)
 }
+
+// shown is line's text as the editor draws it: each tab widened with
+// spaces to the next tab stop.
+func (f *sourceFile) shown(line int) string {
+	var b strings.Builder
+	v := 0
+	for _, r := range f.lines[line-1] {
+		if r == '\t' {
+			n := f.tabSize - v%f.tabSize
+			b.WriteString(strings.Repeat(" ", n))
+			v += n
+			continue
+		}
+		b.WriteRune(r)
+		v++
+	}
+	return b.String()
+}

@@ -162,6 +162,28 @@ func TestSourceVisualColTabSize(t *testing.T) {
 	}
 }
 
+// TestSourceShown checks the line as the editor draws it: a tab widens to
+// the next tab stop, so the characters drawn before a column count its
+// visual column minus one.
+func TestSourceShown(t *testing.T) {
+	f := source(t, "\tx\ty = 1\nab\tc\n")
+	for _, c := range []struct {
+		line int
+		want string
+	}{
+		{1, "    x   y = 1"},
+		{2, "ab  c"},
+		{3, ""},
+	} {
+		if got := f.shown(c.line); got != c.want {
+			t.Errorf("shown(%d) = %q, want %q", c.line, got, c.want)
+		}
+	}
+	if got, want := len(f.shown(1)[:f.visualCol(pos(1, 4))-1]), len("    x   "); got != want {
+		t.Errorf("characters drawn before line 1 col 4 = %d, want %d", got, want)
+	}
+}
+
 func TestSourceText(t *testing.T) {
 	code := "func f() {\n\treturn 1\n}\n"
 	cases := []struct {

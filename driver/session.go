@@ -328,10 +328,7 @@ func (s *Session) driveTurn(ctx context.Context, cfg dialog.ChatConfig, a *adapt
 	}
 	steps = append(steps,
 		Step{Name: fmt.Sprintf("turn%d_answer", n), Timeout: t.Answer, Do: func(ctx context.Context) error {
-			if err := s.win.waitTurnSent(ctx, u, base.user, base.answers, n); err != nil {
-				return err
-			}
-			m, err := s.win.waitAnswer(ctx, u, base.answers, n)
+			m, err := s.win.waitAnswer(ctx, u, base.user, base.answers, n)
 			if err != nil {
 				return err
 			}

@@ -3,6 +3,9 @@ package driver
 import (
 	"context"
 	"fmt"
+	"time"
+
+	"go.uber.org/zap"
 
 	"dialogfarm/adapter"
 	"dialogfarm/dialog"
@@ -62,28 +65,57 @@ func (s *Session) setupSteps(cfg dialog.ChatConfig, a *adapter.Adapter, src *sou
 	return steps
 }
 
-// selectRange selects from start, where open_file put the cursor, to end
-// with the keyboard: Shift+Down to the end line, then Shift+End and
-// Shift+Left to the end column. It waits for the status bar to count the
-// selected characters.
+// selectRange selects from start, where open_file put the cursor, to end,
+// and waits for the status bar to count the selected characters. Where
+// the editor shows the end, a Shift+click there selects in one action;
+// otherwise (or when the click lands elsewhere) the keyboard extends the
+// selection from where its end is.
 func (s *Session) selectRange(ctx context.Context, src *sourceFile, sel dialog.Selection) error {
-	if err := s.win.waitStatus(ctx, fmt.Sprintf("Ln %d, Col %d", sel.Start.Line, src.visualCol(sel.Start))); err != nil {
+	startStatus := fmt.Sprintf("Ln %d, Col %d", sel.Start.Line, src.visualCol(sel.Start))
+	if err := s.win.waitStatus(ctx, startStatus); err != nil {
 		return err
+	}
+	want := fmt.Sprintf("Ln %d, Col %d (%d selected)", sel.End.Line, src.visualCol(sel.End), src.selectedCount(sel))
+	from := sel.Start.Line
+	clicked, err := s.win.shiftClickText(ctx, sel.End.Line, src.visualCol(sel.End), []rune(src.shown(sel.End.Line)))
+	if err != nil {
+		return err
+	}
+	if clicked {
+		got, err := s.win.statusChange(ctx, startStatus, time.Second)
+		if err != nil {
+			return err
+		}
+		if got == want {
+			return nil
+		}
+		s.log.Debug("shift+click selected elsewhere; extending with the keyboard", zap.String("status", got), zap.String("want", want))
+		if _, err := fmt.Sscanf(got, "Ln %d,", &from); err != nil {
+			return fmt.Errorf("read the status bar %q: %w", got, err)
+		}
 	}
 	shift := keyShift
-	if err := s.win.repeat(ctx, sel.End.Line-sel.Start.Line, keyArrowDown, shift); err != nil {
+	if !clicked && sel.Start.Col == 1 && sel.End.Col == 1 {
+		// Shift+Down from column 1 stays in column 1.
+		if err := s.win.repeat(ctx, sel.End.Line-from, keyArrowDown, shift); err != nil {
+			return err
+		}
+		return s.win.waitStatus(ctx, want)
+	}
+	if d := sel.End.Line - from; d >= 0 {
+		err = s.win.repeat(ctx, d, keyArrowDown, shift)
+	} else {
+		err = s.win.repeat(ctx, -d, keyArrowUp, shift)
+	}
+	if err != nil {
 		return err
 	}
-	if !(sel.Start.Col == 1 && sel.End.Col == 1) {
-		if err := s.win.keys(ctx, shift, keyEnd); err != nil {
-			return err
-		}
-		if err := s.win.repeat(ctx, src.lineLen(sel.End.Line)-(sel.End.Col-1), keyArrowLeft, shift); err != nil {
-			return err
-		}
+	if err := s.win.keys(ctx, shift, keyEnd); err != nil {
+		return err
 	}
-	n := src.selectedCount(sel)
-	want := fmt.Sprintf("Ln %d, Col %d (%d selected)", sel.End.Line, src.visualCol(sel.End), n)
+	if err := s.win.repeat(ctx, src.lineLen(sel.End.Line)-(sel.End.Col-1), keyArrowLeft, shift); err != nil {
+		return err
+	}
 	return s.win.waitStatus(ctx, want)
 }
 
@@ -111,9 +143,7 @@ func (s *Session) trigger(ctx context.Context, cfg dialog.ChatConfig, a *adapter
 	switch cfg.Trigger {
 	case dialog.TriggerPanel:
 		if err = s.win.clickActivity(ctx, a.Open.ActivityBar); err == nil {
-			if err = s.win.waitChat(ctx, u); err == nil {
-				err = s.win.clickInChat(ctx, u, a.Input.Selector)
-			}
+			err = s.win.clickInChat(ctx, u, a.Input.Selector)
 		}
 	case dialog.TriggerPalette:
 		if command {
@@ -126,7 +156,10 @@ func (s *Session) trigger(ctx context.Context, cfg dialog.ChatConfig, a *adapter
 			err = s.win.keys(ctx, keys...)
 		}
 	case dialog.TriggerContextMenu:
-		err = s.win.contextMenu(ctx, c.Menu)
+		if command {
+			return s.win.contextMenu(ctx, c.Menu) // it sent its query; the turn waits for it
+		}
+		return s.win.contextMenu(ctx, c.Menu, chatShownCond(u))
 	default:
 		err = fmt.Errorf("%w: unknown trigger %q", ErrConfig, cfg.Trigger)
 	}

@@ -177,28 +177,32 @@ func (w *window) status(ctx context.Context) string {
 
 // contextMenu right-clicks in the editor (inside the selection if there is
 // one, else at the cursor), hovers the menu item with the given label and
-// activates it with Enter.
-func (w *window) contextMenu(ctx context.Context, item string) error {
-	p, err := w.point(ctx, "the cursor or selection is visible in the editor", `() => {
+// activates it with Enter; it waits until the menu has closed and the
+// conditions the item promises hold.
+func (w *window) contextMenu(ctx context.Context, item string, then ...cond) error {
+	// Where to click, and the status bar then (the click must not move
+	// the cursor).
+	v, err := w.poll(ctx, "the cursor or selection is visible in the editor", `() => {
 		const ed = document.querySelector('.editor-group-container.active .monaco-editor');
 		if (!ed) return null;
+		const status = (`+jsStatusSelection+`)();
 		const sel = [...ed.querySelectorAll('.selected-text')].map(e => e.getBoundingClientRect())
 			.filter(r => r.width > 4 && r.height > 2).sort((a, b) => b.width - a.width);
-		if (sel.length) { const r = sel[0]; return {x: r.left + r.width / 2, y: r.top + r.height / 2}; }
+		if (sel.length) { const r = sel[0]; return {x: r.left + r.width / 2, y: r.top + r.height / 2, status}; }
 		const c = ed.querySelector('.cursors-layer .cursor');
 		if (!c) return null;
 		const r = c.getBoundingClientRect();
 		if (r.height < 2) return null;
-		return {x: r.left + 1, y: r.top + r.height / 2};
+		return {x: r.left + 1, y: r.top + r.height / 2, status};
 	}`)
 	if err != nil {
 		return err
 	}
-	before := w.status(ctx)
-	if err := w.click(ctx, p, mouseRight); err != nil {
+	before := v.Get("status").Str()
+	if err := w.click(ctx, point{X: v.Get("x").Num(), Y: v.Get("y").Num()}, mouseRight); err != nil {
 		return err
 	}
-	q, err := w.point(ctx, fmt.Sprintf("the editor context menu shows %q", item), `(item) => {
+	m, err := w.poll(ctx, fmt.Sprintf("the editor context menu shows %q", item), `(item) => {
 		for (const host of document.querySelectorAll('.shadow-root-host')) {
 			const root = host.shadowRoot;
 			if (!root) continue;
@@ -206,7 +210,7 @@ func (w *window) contextMenu(ctx context.Context, item string) error {
 				const label = a.querySelector('.action-label');
 				if (label && label.textContent.trim() === item) {
 					const r = a.getBoundingClientRect();
-					if (r.width > 0 && r.height > 0) return {x: r.left + r.width / 2, y: r.top + r.height / 2};
+					if (r.width > 0 && r.height > 0) return {x: r.left + r.width / 2, y: r.top + r.height / 2, status: (`+jsStatusSelection+`)()};
 				}
 			}
 		}
@@ -215,13 +219,13 @@ func (w *window) contextMenu(ctx context.Context, item string) error {
 	if err != nil {
 		return err
 	}
-	if after := w.status(ctx); after != before {
+	if after := m.Get("status").Str(); after != before {
 		return fmt.Errorf("right click moved the cursor: status %q, was %q", after, before)
 	}
 	// Hover first, as a hand does: the menu focuses the item under the
 	// pointer, and a click on an item the menu has not focused yet can be
 	// lost while the menu is still settling.
-	if err := w.move(ctx, q); err != nil {
+	if err := w.move(ctx, point{X: m.Get("x").Num(), Y: m.Get("y").Num()}); err != nil {
 		return fmt.Errorf("hover %q: %w", item, err)
 	}
 	if err := w.waitFor(ctx, fmt.Sprintf("the context menu item %q is focused", item), `(item) => {
@@ -243,8 +247,104 @@ func (w *window) contextMenu(ctx context.Context, item string) error {
 	if err := w.keys(ctx, keyEnter); err != nil {
 		return err
 	}
-	return w.waitFor(ctx, "the context menu closes", `() => ![...document.querySelectorAll('.shadow-root-host')].some(h => {
+	closed := cond{what: "the context menu closes", js: `() => ![...document.querySelectorAll('.shadow-root-host')].some(h => {
 		const m = h.shadowRoot && h.shadowRoot.querySelector('.monaco-menu');
 		return m && m.getBoundingClientRect().width > 0;
-	})`)
+	})`}
+	return w.waitAll(ctx, append([]cond{closed}, then...)...)
+}
+
+// jsTextPoint finds where the active editor draws the given line and
+// visual column: the point just inside the left edge of that character
+// (just past the line's end for the column after it), for a click that
+// puts the cursor exactly there, and a point on the line's number in the
+// gutter, to rest the mouse on after it. It returns {none: why} when the
+// editor does not show the spot, or shows other text than the file's
+// (shown: the line as drawn, tabs widened; the click must hit that text),
+// or something covers it.
+const jsTextPoint = `(line, vcol, shown) => {
+	const ed = document.querySelector('.editor-group-container.active .monaco-editor');
+	if (!ed) return {none: 'no active editor'};
+	const num = [...ed.querySelectorAll('.margin-view-overlays .line-numbers')].find(e => e.textContent.trim() === String(line));
+	if (!num) return {none: 'line ' + line + ' is not drawn'};
+	const nr = num.getBoundingClientRect();
+	const vl = [...ed.querySelectorAll('.view-lines .view-line')].find(v => Math.abs(v.getBoundingClientRect().top - nr.top) < 1.5);
+	if (!vl) return {none: 'no text drawn beside line number ' + line};
+	const nodes = [];
+	let text = '';
+	const tw = document.createTreeWalker(vl, NodeFilter.SHOW_TEXT);
+	for (let n = tw.nextNode(); n; n = tw.nextNode()) { nodes.push([n, text.length]); text += n.data; }
+	if (text.replace(/\u00a0/g, ' ') !== shown) return {none: 'line ' + line + ' is drawn as ' + JSON.stringify(text.slice(0, 60))};
+	const vr = vl.getBoundingClientRect();
+	const i = vcol - 1, range = document.createRange();
+	let x;
+	if (i < text.length) {
+		const [n, off] = nodes.findLast(([, o]) => o <= i);
+		range.setStart(n, i - off); range.setEnd(n, i - off + 1);
+		const r = range.getBoundingClientRect();
+		x = r.left + Math.min(2, r.width / 4);
+	} else if (text.length > 0) {
+		const [n] = nodes[nodes.length - 1];
+		range.setStart(n, n.data.length - 1); range.setEnd(n, n.data.length);
+		x = range.getBoundingClientRect().right + 3;
+	} else {
+		x = vr.left + 2;
+	}
+	const y = vr.top + vr.height / 2;
+	const hit = document.elementFromPoint(x, y);
+	const lines = ed.querySelector('.lines-content');
+	if (!hit || !lines || !lines.contains(hit) || hit.closest('.contentWidgets, .overlayWidgets, .sticky-widget') || (!vl.contains(hit) && hit.closest('.view-lines')))
+		return {none: 'line ' + line + ' col ' + vcol + ' is hidden or covered'};
+	return {x, y, gx: nr.left + nr.width / 2, gy: nr.top + nr.height / 2};
+}`
+
+// shiftClickText Shift+clicks where the active editor draws line and
+// visual column vcol (line's text as drawn is shown), extending the
+// selection to there, then rests the mouse on the line's number so that
+// no hover opens over the text. It reports false, having done nothing,
+// when the editor does not show that spot.
+func (w *window) shiftClickText(ctx context.Context, line, vcol int, shown []rune) (bool, error) {
+	v, err := w.eval(ctx, jsTextPoint, line, vcol, string(shown))
+	if err != nil {
+		return false, fmt.Errorf("find line %d col %d in the editor: %w", line, vcol, err)
+	}
+	if v.Get("none").Str() != "" {
+		return false, nil
+	}
+	p := point{X: v.Get("x").Num(), Y: v.Get("y").Num()}
+	events := []mouseEvent{
+		{Type: "mouseMoved", X: p.X, Y: p.Y, Button: "none", Modifiers: modShift},
+		{Type: "mousePressed", X: p.X, Y: p.Y, Button: mouseLeft, Buttons: 1, ClickCount: 1, Modifiers: modShift},
+		{Type: "mouseReleased", X: p.X, Y: p.Y, Button: mouseLeft, ClickCount: 1, Modifiers: modShift},
+	}
+	var kb keyboard
+	kb.down(keyShift)
+	down := kb.events
+	kb.events = nil
+	kb.up(keyShift)
+	up := kb.events
+	if err := w.sendKeys(ctx, down); err != nil {
+		return false, fmt.Errorf("hold Shift: %w", err)
+	}
+	for _, e := range events {
+		if err := w.page.Mouse(ctx, e); err != nil {
+			return false, fmt.Errorf("shift+click line %d col %d: %w", line, vcol, err)
+		}
+	}
+	if err := w.sendKeys(ctx, up); err != nil {
+		return false, fmt.Errorf("release Shift: %w", err)
+	}
+	return true, w.move(ctx, point{X: v.Get("gx").Num(), Y: v.Get("gy").Num()})
+}
+
+// statusChange waits up to d for the editor's selection status item to
+// read other than from, and returns what it reads then.
+func (w *window) statusChange(ctx context.Context, from string, d time.Duration) (string, error) {
+	wctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	v, err := w.value(wctx, fmt.Sprintf("the status bar changes from %q", from), `(from) => { const s = (`+jsStatusSelection+`)(); return s !== from ? s : null; }`, from)
+	if err == nil || ctx.Err() != nil || !errIsTimeout(err) {
+		return v, err
+	}
+	return w.status(ctx), nil
 }
