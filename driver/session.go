@@ -137,12 +137,12 @@ func (s *Session) open(ctx context.Context, repo string, a *adapter.Adapter) err
 func (s *Session) reload() { s.workspace = "" }
 
 // reset brings the window to a neutral state between configs: no editors
-// open, a new conversation in the plugin used last, its chat view hidden.
-// Each action is taken only when the state calls for it, as a person would.
-// (Keeping the chat shown when the next trigger reveals it anyway was
-// tried: a keybinding's reveal then moved the focus while the query was
-// being typed, on the chromedp backend.)
-func (s *Session) reset(ctx context.Context) error {
+// open, a new conversation in the plugin used last, its chat view hidden
+// unless keepChat says the next trigger reveals that view anyway (the
+// trigger then waits for the reveal to take the focus, so that the query
+// is not typed while the focus moves). Each action is taken only when the
+// state calls for it, as a person would.
+func (s *Session) reset(ctx context.Context, keepChat bool) error {
 	s.drain(ctx)
 	var u ui
 	var newChat adapter.NewChat
@@ -194,7 +194,7 @@ func (s *Session) reset(ctx context.Context) error {
 			const n = counts(ui, c);
 			return n.user + n.answers === 0;`, jsChatDoc, jsCounts), args: []any{u}})
 	}
-	if st.Get("chatVisible").Bool() {
+	if st.Get("chatVisible").Bool() && !keepChat {
 		if err := s.win.keys(ctx, keyControl, keyShift, keyE); err != nil {
 			return err
 		}

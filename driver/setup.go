@@ -17,7 +17,11 @@ func (s *Session) setupSteps(cfg dialog.ChatConfig, a *adapter.Adapter, src *sou
 	t := s.timeouts
 	steps := Steps{
 		{Name: "open_workspace", Timeout: t.Load, Do: func(ctx context.Context) error { return s.open(ctx, cfg.Repo, a) }},
-		{Name: "reset", Timeout: t.Step, Do: s.reset},
+		{Name: "reset", Timeout: t.Step, Do: func(ctx context.Context) error {
+			// The activity bar icon of a shown view hides it: only the
+			// other triggers find the chat as they would reveal it.
+			return s.reset(ctx, s.last == a && cfg.Trigger != dialog.TriggerPanel)
+		}},
 	}
 	// Other files the question refers to are opened first, as tabs behind
 	// the file the developer works in.
@@ -128,11 +132,18 @@ func (s *Session) trigger(ctx context.Context, cfg dialog.ChatConfig, a *adapter
 	// One read once the plugin is ready: how many messages the chat shows.
 	n, err := s.win.poll(ctx, "the plugin is ready ("+a.Extension.Ready+")", js("ui, sel", `if (sel && !document.querySelector(sel)) return null;
 		const c = chatDoc(ui);
-		return c ? counts(ui, c) : {user: 0, answers: 0};`, jsChatDoc, jsCounts), u, a.Extension.Ready)
+		return c ? {...counts(ui, c), shown: chatShown(ui, c)} : {user: 0, answers: 0, shown: false};`, jsChatDoc, jsChatShown, jsCounts), u, a.Extension.Ready)
 	if err != nil {
 		return err
 	}
 	base.user, base.answers = n.Get("user").Int(), n.Get("answers").Int()
+	// A chat view shown already (reset kept it) is revealed again: the
+	// reveal is over once the keyboard focus is in it.
+	revealed := chatShownCond(u)
+	if n.Get("shown").Bool() {
+		revealed = cond{what: "the chat view is shown and has the keyboard focus", js: js("ui", `const c = chatDoc(ui);
+			return !!c && chatShown(ui, c) && document.activeElement === c.frames[0];`, jsChatDoc, jsChatShown), args: []any{u}}
+	}
 	var c adapter.Command
 	if cfg.Instruction == dialog.InstructionCommand {
 		c, _ = a.CommandFor(cfg.Turns[0].Query)
@@ -149,7 +160,7 @@ func (s *Session) trigger(ctx context.Context, cfg dialog.ChatConfig, a *adapter
 		if command {
 			return s.win.runCommand(ctx, c.Title) // it sent its query; the turn waits for it
 		}
-		return s.win.runCommand(ctx, c.Title, chatShownCond(u))
+		return s.win.runCommand(ctx, c.Title, revealed)
 	case dialog.TriggerKeybinding:
 		var keys []key
 		if keys, err = parseKeys(c.Keybinding); err == nil {
@@ -159,7 +170,7 @@ func (s *Session) trigger(ctx context.Context, cfg dialog.ChatConfig, a *adapter
 		if command {
 			return s.win.contextMenu(ctx, c.Menu) // it sent its query; the turn waits for it
 		}
-		return s.win.contextMenu(ctx, c.Menu, chatShownCond(u))
+		return s.win.contextMenu(ctx, c.Menu, revealed)
 	default:
 		err = fmt.Errorf("%w: unknown trigger %q", ErrConfig, cfg.Trigger)
 	}
@@ -169,5 +180,5 @@ func (s *Session) trigger(ctx context.Context, cfg dialog.ChatConfig, a *adapter
 	if command {
 		return nil // the command sent its query; the turn waits for it
 	}
-	return s.win.waitChat(ctx, u)
+	return s.win.waitAll(ctx, revealed)
 }
