@@ -86,7 +86,9 @@ func (s *Session) selectRange(ctx context.Context, src *sourceFile, sel dialog.S
 		return err
 	}
 	if clicked {
-		got, err := s.win.statusChange(ctx, startStatus, time.Second)
+		// The status changes at the next frame; only a click that did
+		// nothing leaves it, and then the keyboard takes over.
+		got, err := s.win.statusChange(ctx, startStatus, 5*time.Second)
 		if err != nil {
 			return err
 		}

@@ -273,7 +273,7 @@ const jsTextPoint = `(line, vcol, shown) => {
 	const nodes = [];
 	let text = '';
 	const tw = document.createTreeWalker(vl, NodeFilter.SHOW_TEXT);
-	for (let n = tw.nextNode(); n; n = tw.nextNode()) { nodes.push([n, text.length]); text += n.data; }
+	for (let n = tw.nextNode(); n; n = tw.nextNode()) { if (n.data) { nodes.push([n, text.length]); text += n.data; } }
 	if (text.replace(/\u00a0/g, ' ') !== shown) return {none: 'line ' + line + ' is drawn as ' + JSON.stringify(text.slice(0, 60))};
 	const vr = vl.getBoundingClientRect();
 	const i = vcol - 1, range = document.createRange();
