@@ -49,28 +49,41 @@ demo-drive: setup build
 
 # Benchmarks, each figure a median over runs measured in this one run:
 # config generation and plan-vs-configs JSD (Go benchmarks, -count 5,
-# summarised by benchstat), then the editor: cold start, steps, per-turn
-# overhead, peak RSS, 1/2/4 concurrent simulators, once per browser backend
-# (go-rod, chromedp), then the two side by side.
+# summarised by benchstat), then the editor, once per browser backend
+# (go-rod, chromedp), then the two side by side: cold start, steps,
+# per-turn overhead, peak RSS (5 runs), and one round of `drive --sessions
+# n` for 1 and 4 simulators on a 2 s fake model, 4 configs per simulator,
+# with CPU per dialogue by process.
 BENCHSTAT := golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
 bench: setup
 	@mkdir -p out/bench
 	$(GO) test -run '^$$' -bench 'BenchmarkGenerate|BenchmarkJSD|BenchmarkMakePlan' -count 5 ./configgen ./analyst | tee out/bench/go-bench.txt
 	$(GO) run $(BENCHSTAT) out/bench/go-bench.txt
-	$(GO) run ./internal/editorbench -runs 5 -browser rod,chromedp
+	$(GO) run ./internal/editorbench -runs 5 -rounds 1 -sessions 1,4 -per-session 4 -browser rod,chromedp
 
-# The farm: the queue's own cost per job (enqueue, pull, publish a 20 KB
-# result, collect, ack; -count 5 through benchstat), then dialogues per
-# minute, CPU seconds per dialogue (by process), UI time and RSS per extra
-# simulator with 1, 2 and 4 simulators on a 2 s fake model over 12 configs
-# per simulator (48 at 4), measured side by side in one run, and 1 vs 8
-# simulators on a 10 s model; each printed against its target.
+# The farm (issue 9), about 20 minutes on a quiet 2-core machine. First
+# the queue's own cost per job (BenchmarkJobOverhead: enqueue, pull,
+# publish a 20 KB result, collect, ack; wall and CPU time per job, -count 5
+# through benchstat). Then `dialogfarm drive --sessions n` as a user runs
+# it (capture endpoint, embedded farm queue, a fresh code-server and
+# Chromium with exactly n windows, nothing else open), on its own run
+# folder per level and round: n = 1, 2, 4 on a 2 s fake model with 12
+# configs per simulator (48 at 4), 2 rounds in rotated order; then n = 1, 8
+# on a 10 s model with 6 configs per simulator, 1 round. Each prints the
+# table of dialogues/min over the whole run (window start-up included) and
+# steady (every window warm), CPU cores busy and ok counts; CPU seconds per
+# dialogue by process; RSS per extra simulator; and every target (4 sims
+# >= 3.2x one, 8 sims >= 0.8x linear, <= 1.5 CPU s per dialogue, <= 0.66 s
+# UI time, <= 600 MiB per extra simulator, the queue's CPU per job) as MET
+# or NOT MET. The JSON reports go to out/bench/.
 bench-farm: setup
 	@mkdir -p out/bench
 	$(GO) test -run '^$$' -bench BenchmarkJobOverhead -benchtime 500x -count 5 ./farm | tee out/bench/farm-bench.txt
 	$(GO) run $(BENCHSTAT) out/bench/farm-bench.txt
-	$(GO) run ./internal/editorbench -runs 3 -sessions 1,2,4 -per-session 12 -model-delay 2s -json out/bench/farm-2s.json
-	$(GO) run ./internal/editorbench -runs 1 -sessions 1,8 -per-session 3 -model-delay 10s -json out/bench/farm-10s.json
+	$(GO) run ./internal/editorbench -latency=false -rounds 2 -sessions 1,2,4 -per-session 12 -model-delay 2s \
+	  -queue-bench out/bench/farm-bench.txt -json out/bench/farm-2s.json
+	$(GO) run ./internal/editorbench -latency=false -rounds 1 -sessions 1,8 -per-session 6 -model-delay 10s \
+	  -json out/bench/farm-10s.json
 
 # Chaos, first on the queue alone: the whole farm process killed 12 times
 # at random moments while 20% of attempts fail and some simulators hang; a

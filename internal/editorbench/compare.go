@@ -9,8 +9,8 @@ import (
 
 // printSideBySide prints the figures of several backends' reports in
 // columns: each latency row's median, the peak RSS with one window, each
-// throughput level's dialogues per minute, UI time and CPU, and the
-// targets' values.
+// throughput level's dialogues per minute (whole run and steady), UI
+// time, CPU and Chromium's peak RSS, and the targets' values.
 func printSideBySide(w io.Writer, reps []*report) error {
 	var b strings.Builder
 	b.WriteString("\nBROWSER BACKENDS SIDE BY SIDE (medians; each backend measured in turn, load average as printed above:")
@@ -60,13 +60,14 @@ func printSideBySide(w io.Writer, reps []*report) error {
 				return "?"
 			}
 		}
-		line(fmt.Sprintf("%d sims: dialogues/min", l.Sessions), cell(func(l *level) string { return fmt.Sprintf("%.1f", l.PerMinute.Median) }))
+		line(fmt.Sprintf("%d sims: dialogues/min, whole run", l.Sessions), cell(func(l *level) string { return fmt.Sprintf("%.1f", l.PerMinute.Median) }))
+		line(fmt.Sprintf("%d sims: dialogues/min, steady", l.Sessions), cell(func(l *level) string { return numOr(l.SteadyPerMinute.N, l.SteadyPerMinute.Median, "%.1f") }))
 		line(fmt.Sprintf("%d sims: turn minus model (s)", l.Sessions), cell(func(l *level) string { return fmt.Sprintf("%.2f", l.TurnOverhead.Median) }))
-		line(fmt.Sprintf("%d sims: CPU s per dialogue", l.Sessions), cell(func(l *level) string { return fmt.Sprintf("%.2f", l.CPUPerDialogue) }))
+		line(fmt.Sprintf("%d sims: CPU s per dialogue, steady", l.Sessions), cell(func(l *level) string { return fmt.Sprintf("%.2f", l.Steady.Total) }))
+		line(fmt.Sprintf("%d sims: CPU s per dialogue, whole run", l.Sessions), cell(func(l *level) string { return fmt.Sprintf("%.2f", l.Whole.Total) }))
 		line(fmt.Sprintf("%d sims: CPU cores Chromium", l.Sessions), cell(func(l *level) string { return fmt.Sprintf("%.2f", l.CPUBrowser) }))
+		line(fmt.Sprintf("%d sims: peak RSS Chromium", l.Sessions), cell(func(l *level) string { return fmt.Sprintf("%.0f MiB", l.PeakRSSBrowserMiB) }))
 	}
-	line("idle windows: CPU cores Chromium", func(r *report) string { return fmt.Sprintf("%.2f", r.IdleChr) })
-	line("peak RSS Chromium, throughput phase", func(r *report) string { return fmt.Sprintf("%.0f MiB", r.PeakChrMiB) })
 	for i, t := range reps[0].Targets {
 		line("target: "+strings.TrimSpace(t.Name), func(r *report) string {
 			if i >= len(r.Targets) || !r.Targets[i].Known {

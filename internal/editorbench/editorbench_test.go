@@ -94,7 +94,7 @@ func TestRSSSamplerSeesThisProcess(t *testing.T) {
 func TestReportPrintsTargets(t *testing.T) {
 	r := &report{Runs: 5, CPUs: 2, LoadSeen: stats{N: 1, Max: 9}, ModelDelay: 2, PerSession: 4,
 		Latency:    []row{{Name: "ONE TURN", stats: stats{N: 4, Median: 0.3, Min: 0.1, Max: 0.9}}},
-		Throughput: []level{{Sessions: 1, Rounds: 5, DialoguesPerRound: 4, PerMinute: stats{N: 5, Median: 8}, Ratio: 1}},
+		Throughput: []level{{Sessions: 1, Rounds: 5, ConfigsPerRound: 4, PerMinute: stats{N: 5, Median: 8}, Ratio: 1}},
 		Targets: []target{
 			newTarget("overhead", 0.3, true, "<=", 0.5, " s"),
 			newTarget("scaling", 1.9, true, ">=", 3.2, "x"),
@@ -130,7 +130,7 @@ func TestBrowserFlag(t *testing.T) {
 func TestSideBySide(t *testing.T) {
 	rep := func(b driver.Backend, turn, perMin float64) *report {
 		return &report{Backend: b, Latency: []row{{Name: "ONE TURN", stats: stats{N: 4, Median: turn}}},
-			Throughput: []level{{Sessions: 1, PerMinute: stats{N: 3, Median: perMin}, CPUPerDialogue: 1.25}},
+			Throughput: []level{{Sessions: 1, PerMinute: stats{N: 3, Median: perMin}, Steady: cpuPerDialogue{Total: 1.25}}},
 			Targets:    []target{newTarget("overhead", turn, true, "<=", 0.5, " s")}}
 	}
 	var b strings.Builder
@@ -138,8 +138,8 @@ func TestSideBySide(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := b.String()
-	for _, want := range []string{`measure\s+rod\s+chromedp`, `ONE TURN \(s\)\s+0\.31\s+0\.62`, `1 sims: dialogues/min\s+8\.5\s+7\.2`,
-		`1 sims: CPU s per dialogue\s+1\.25\s+1\.25`, `target: overhead\s+0\.31 s met\s+0\.62 s not met`} {
+	for _, want := range []string{`measure\s+rod\s+chromedp`, `ONE TURN \(s\)\s+0\.31\s+0\.62`, `1 sims: dialogues/min, whole run\s+8\.5\s+7\.2`,
+		`1 sims: CPU s per dialogue, steady\s+1\.25\s+1\.25`, `target: overhead\s+0\.31 s met\s+0\.62 s not met`} {
 		if !regexp.MustCompile(want).MatchString(out) {
 			t.Errorf("comparison does not match %q:\n%s", want, out)
 		}

@@ -30,6 +30,24 @@ type rssSampler struct {
 	pssEditor, pssBrowser int64
 	samples               int
 	cpu                   map[int]*cpuSpan
+	// fromBirth counts a process's CPU from its start, not from when
+	// sampling first saw it: for a sampler started before the editor and
+	// browser, so their start-up is counted.
+	fromBirth bool
+	// self is this process's CPU ticks when sampling began; history the
+	// cumulative CPU seconds at every sample, for the CPU between two
+	// moments (cpuBetween).
+	self    int64
+	history []cpuSnapshot
+}
+
+// cpuSnapshot is the CPU seconds used since sampling began, as of one
+// sample: by process class, code-server's group, Chromium's tree and this
+// process (the driver, capture endpoint, embedded queue and fake model).
+type cpuSnapshot struct {
+	at                    time.Time
+	editor, browser, self float64
+	classes               map[string]float64
 }
 
 // cpuSpan is a process's CPU ticks when sampling first and last saw it.
@@ -91,7 +109,14 @@ const clockTicks = 100
 // pid (its process group id) and Chromium's main pid at each sample, so a
 // restarted editor is followed.
 func startRSS(ctx context.Context, pids func() (editor, browser int), every time.Duration) *rssSampler {
-	s := &rssSampler{stop: make(chan struct{}), done: make(chan struct{}), pids: pids, cpu: map[int]*cpuSpan{}}
+	return startSampler(ctx, pids, every, false)
+}
+
+// startSampler is startRSS; with fromBirth a process's CPU counts from
+// its start (for processes started after the sampler).
+func startSampler(ctx context.Context, pids func() (editor, browser int), every time.Duration, fromBirth bool) *rssSampler {
+	s := &rssSampler{stop: make(chan struct{}), done: make(chan struct{}), pids: pids, cpu: map[int]*cpuSpan{}, fromBirth: fromBirth,
+		self: selfTicks()}
 	go func() {
 		defer close(s.done)
 		t := time.NewTicker(every)
@@ -187,11 +212,67 @@ func (s *rssSampler) sample(editorPID, browserPID int) {
 			c, ok := s.cpu[pid]
 			if !ok {
 				c = &cpuSpan{browser: i == 1, class: processClass(pid, i == 1), first: procs[pid].ticks}
+				if s.fromBirth {
+					c.first = 0
+				}
 				s.cpu[pid] = c
 			}
 			c.last = max(c.last, procs[pid].ticks)
 		}
 	}
+	snap := cpuSnapshot{at: time.Now(), self: float64(selfTicks()-s.self) / clockTicks, classes: map[string]float64{}}
+	for _, c := range s.cpu {
+		v := float64(c.last-c.first) / clockTicks
+		snap.classes[c.class] += v
+		if c.browser {
+			snap.browser += v
+		} else {
+			snap.editor += v
+		}
+	}
+	s.history = append(s.history, snap)
+}
+
+// cpuBetween is the CPU seconds used from t0 to t1, from the last sample
+// at or before t0 (the first one if none) to the first at or after t1 (the
+// last one if none).
+func (s *rssSampler) cpuBetween(t0, t1 time.Time) cpuSnapshot {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.history) == 0 {
+		return cpuSnapshot{classes: map[string]float64{}}
+	}
+	a, b := s.history[0], s.history[len(s.history)-1]
+	for _, h := range s.history {
+		if !h.at.After(t0) {
+			a = h
+		}
+	}
+	for i := len(s.history) - 1; i >= 0; i-- {
+		if !s.history[i].at.Before(t1) {
+			b = s.history[i]
+		}
+	}
+	return b.minus(a)
+}
+
+// minus is the CPU used between snapshot a and s.
+func (s cpuSnapshot) minus(a cpuSnapshot) cpuSnapshot {
+	d := cpuSnapshot{at: s.at, editor: s.editor - a.editor, browser: s.browser - a.browser, self: s.self - a.self, classes: map[string]float64{}}
+	for k, v := range s.classes {
+		d.classes[k] = max(v-a.classes[k], 0) // float sums in map order may differ in the last bits
+	}
+	return d
+}
+
+// selfTicks is this process's CPU ticks (utime + stime).
+func selfTicks() int64 {
+	data, err := os.ReadFile("/proc/self/stat")
+	if err != nil {
+		return 0
+	}
+	p, _ := parseStat(data)
+	return p.ticks
 }
 
 // procInfo is what /proc/<pid>/stat says about a process: its parent, its
@@ -218,25 +299,33 @@ func readProcs() map[int]procInfo {
 		if err != nil {
 			continue
 		}
-		// pid (comm) state ppid pgrp ...; comm may hold spaces and parens.
-		i := bytes.LastIndexByte(data, ')')
-		if i < 0 || i+2 > len(data) {
-			continue
-		}
-		// f[0] is field 3 (state): ppid is field 4, pgrp 5, utime 14, stime 15.
-		f := strings.Fields(string(data[i+2:]))
-		if len(f) < 13 {
-			continue
-		}
-		ppid, err1 := strconv.Atoi(f[1])
-		pgrp, err2 := strconv.Atoi(f[2])
-		utime, err3 := strconv.ParseInt(f[11], 10, 64)
-		stime, err4 := strconv.ParseInt(f[12], 10, 64)
-		if err1 == nil && err2 == nil && err3 == nil && err4 == nil {
-			out[pid] = procInfo{ppid: ppid, pgrp: pgrp, ticks: utime + stime}
+		if p, ok := parseStat(data); ok {
+			out[pid] = p
 		}
 	}
 	return out
+}
+
+// parseStat reads a /proc/<pid>/stat line.
+func parseStat(data []byte) (procInfo, bool) {
+	// pid (comm) state ppid pgrp ...; comm may hold spaces and parens.
+	i := bytes.LastIndexByte(data, ')')
+	if i < 0 || i+2 > len(data) {
+		return procInfo{}, false
+	}
+	// f[0] is field 3 (state): ppid is field 4, pgrp 5, utime 14, stime 15.
+	f := strings.Fields(string(data[i+2:]))
+	if len(f) < 13 {
+		return procInfo{}, false
+	}
+	ppid, err1 := strconv.Atoi(f[1])
+	pgrp, err2 := strconv.Atoi(f[2])
+	utime, err3 := strconv.ParseInt(f[11], 10, 64)
+	stime, err4 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil || err3 != nil || err4 != nil {
+		return procInfo{}, false
+	}
+	return procInfo{ppid: ppid, pgrp: pgrp, ticks: utime + stime}, true
 }
 
 // tree returns root and all its descendants.

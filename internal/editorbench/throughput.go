@@ -2,277 +2,309 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
-	"slices"
 	"sync"
 	"time"
 
-	"golang.org/x/sync/errgroup"
-
+	"dialogfarm/adapter"
+	"dialogfarm/capture"
 	"dialogfarm/dialog"
 	"dialogfarm/driver"
+	"dialogfarm/pipeline"
 )
 
-// throughputPhase is what the throughput measurement found.
-type throughputPhase struct {
-	levels         []level
-	windows        int
-	idleEditor     float64 // CPU cores with every window warm and idle
-	idleBrowser    float64
-	idleByClass    map[string]float64 // the same per kind of process
-	peakEditorMiB  float64
-	peakBrowserMiB float64
-	peakPSSMiB     float64 // code-server + Chromium
-	failures       []string
+// levelRun is one run of one throughput level: `dialogfarm drive
+// --sessions n` on a run folder of its own, measured from calling the
+// drive stage to its last record.
+type levelRun struct {
+	configs              int
+	ok, failed, retried  int
+	wall                 time.Duration // from the drive call to the last record
+	warm                 time.Duration // from the drive call until every window finished its first dialogue; 0 if never
+	steady               time.Duration // from warm to the last record
+	steadyDialogues      float64       // ok dialogues in the steady span, each counted by its share inside it
+	whole, steadyCPU     cpuSnapshot
+	peakEditor, peakBrow int64
+	peakPSS              int64
+	warmWindows          []dialog.Dialogue // ok dialogues that were not their window's first
+	failures             []string
 }
 
-// levelAcc gathers one level's rounds.
-type levelAcc struct {
-	lv                                             level
-	perMin, clean, turn, model, overhead, dialogue []float64
-	wall                                           time.Duration
-	cpuEditor, cpuBrowser                          float64
-	classes                                        map[string]float64
+// runLevel drives cfgs on n simulators exactly as `dialogfarm drive
+// --sessions n` does (pipeline.Drive: the capture endpoint, the embedded
+// farm queue, one code-server and Chromium with n windows, a farm worker),
+// in the run folder out, sampling CPU and memory from before the editor
+// starts until the drive stage returns. The run folder is removed
+// afterwards unless -keep.
+func (b *bench) runLevel(ctx context.Context, out string, n int, cfgs []dialog.ChatConfig) (res levelRun, err error) {
+	resp, err := oneModel(b.slow.URL, "bench-model", b.log)
+	if err != nil {
+		return res, fmt.Errorf("responder for the fake model: %w", err)
+	}
+	rc := driver.DefaultRunConfig(b.root, out)
+	resp.Reader = adapter.Set(rc.Adapters)
+	rc.Sessions, rc.PluginVersion, rc.Browser.Backend = n, b.plugin, b.backend
+	cc := capture.DefaultConfig()
+	cc.Classify = adapter.Classify(rc.Adapters)
+	var (
+		mu   sync.Mutex
+		last time.Time
+	)
+	rc.Progress = func(driver.Progress) {
+		mu.Lock()
+		last = time.Now()
+		mu.Unlock()
+	}
+	dc := pipeline.DriveConfig{Capture: cc, Run: rc, Farm: pipeline.DefaultFarmConfig()}
+	rss := startSampler(ctx, runFolderPIDs(out), 200*time.Millisecond, true)
+	t0 := time.Now()
+	sum, err := pipeline.Drive(ctx, dc, cfgs, resp, nil, b.log)
+	res.peakEditor, res.peakBrow = rss.Stop()
+	pe, pb := rss.PeakPSS()
+	res.peakPSS = pe + pb
+	if err != nil {
+		return res, fmt.Errorf("drive %d configs on %d simulators in %s: %w", len(cfgs), n, out, err)
+	}
+	if res.peakEditor == 0 || res.peakBrow == 0 {
+		return res, fmt.Errorf("drive on %d simulators: never found code-server and Chromium through %s", n, filepath.Join(out, "processes.json"))
+	}
+	if !b.opts.Keep {
+		defer func() { err = errors.Join(err, os.RemoveAll(out)) }()
+	}
+	records, err := readRecords(sum.Records)
+	if err != nil {
+		return res, err
+	}
+	attempts, err := readRecords(filepath.Join(out, pipeline.AttemptsFile))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return res, err
+	}
+	if b.versions == (dialog.Versions{}) && len(records) > 0 {
+		b.versions = records[0].Versions
+	}
+	mu.Lock()
+	end := last
+	mu.Unlock()
+	if end.IsZero() {
+		end = time.Now()
+	}
+	res.configs, res.ok, res.failed, res.retried = len(cfgs), sum.OK, sum.Failed, len(attempts)
+	res.wall = end.Sub(t0)
+	res.whole = rss.cpuBetween(t0, end)
+	for _, d := range attempts {
+		res.failures = append(res.failures, describeFailure(fmt.Sprintf("%d sims, attempt retried", n), d))
+	}
+	for _, d := range records {
+		if d.Status != dialog.StatusOK {
+			res.failures = append(res.failures, describeFailure(fmt.Sprintf("%d sims", n), d))
+		}
+	}
+	// The steady span needs at least one dialogue's worth per simulator
+	// in it: a shorter one (few configs per simulator) says nothing.
+	warmAt, firsts := windowsWarm(append(attempts, records...))
+	windows := min(n, len(cfgs))
+	if got := shareIn(records, warmAt, end); !warmAt.IsZero() && len(firsts) == windows && got >= float64(windows) {
+		res.warm, res.steady, res.steadyDialogues = warmAt.Sub(t0), end.Sub(warmAt), got
+		res.steadyCPU = rss.cpuBetween(warmAt, end)
+	}
+	for _, d := range records {
+		if d.Status == dialog.StatusOK && !firsts[firstKey(d)] {
+			res.warmWindows = append(res.warmWindows, d)
+		}
+	}
+	return res, nil
 }
 
-// throughput measures every level on one code-server and Chromium with as
-// many windows as the largest level, all warmed first (each drives one
-// untimed warm-up config: its load and first chat open). Level n drives on
-// the first n windows while the rest idle. The levels' rounds interleave:
-// round r runs every level once, in an order rotated by r, so a load that
-// other processes put on the machine meanwhile falls on all levels alike.
-func (b *bench) throughput(ctx context.Context) (ph throughputPhase, err error) {
-	ph.windows = slices.Max(b.opts.Sessions)
-	out := filepath.Join(b.work, string(b.backend), "throughput")
-	g, err := b.startRig(ctx, out, ph.windows, b.slow)
-	if err != nil {
-		return ph, fmt.Errorf("throughput: %w", err)
+// runFolderPIDs reads code-server's process group and Chromium's main
+// process from the run folder's processes.json, which the driver writes
+// when it has started them (and removes when it stops them): 0, 0 before
+// and after.
+func runFolderPIDs(out string) func() (editor, browser int) {
+	return func() (int, int) {
+		data, err := os.ReadFile(filepath.Join(out, "processes.json"))
+		if err != nil {
+			return 0, 0
+		}
+		var p struct {
+			Editor  int `json:"code_server_pgid"`
+			Browser int `json:"chromium_pgid"`
+		}
+		if json.Unmarshal(data, &p) != nil {
+			return 0, 0
+		}
+		return p.Editor, p.Browser
 	}
-	defer g.close(ctx)
-	rss := startRSS(ctx, g.runner.PIDs, 200*time.Millisecond)
-	defer func() { // ph is the named result: the peaks reach the caller
-		e, br := rss.Stop()
-		ph.peakEditorMiB, ph.peakBrowserMiB = float64(e)/(1<<20), float64(br)/(1<<20)
-		pe, pb := rss.PeakPSS()
-		ph.peakPSSMiB = float64(pe+pb) / (1 << 20)
-	}()
-	records, err := driver.OpenRecordLog(out)
-	if err != nil {
-		return ph, err
-	}
-	defer records.Close()
+}
 
-	sessions := make([]*driver.Session, ph.windows)
-	for i := range sessions {
-		if sessions[i], err = g.runner.NewSession(ctx, fmt.Sprintf("s%d", i+1)); err != nil {
-			return ph, fmt.Errorf("throughput: open window %d: %w", i+1, err)
+// windowsWarm finds each window's first dialogue (its window load is in
+// it) among ds, records and failed attempts alike, and returns when the
+// last of them ended and the first ones, one per window, by firstKey.
+func windowsWarm(ds []dialog.Dialogue) (time.Time, map[string]bool) {
+	first := map[string]dialog.Dialogue{}
+	for _, d := range ds {
+		if f, ok := first[d.Session]; !ok || d.StartedAt.Before(f.StartedAt) {
+			first[d.Session] = d
 		}
 	}
-	warm, err := b.warmUp(ctx, sessions)
-	if err != nil {
-		return ph, fmt.Errorf("throughput: warm up: %w", err)
-	}
-	accs := make([]levelAcc, len(b.opts.Sessions))
-	for i, n := range b.opts.Sessions {
-		accs[i].lv = level{Sessions: n, Rounds: b.opts.Runs, DialoguesPerRound: n * b.opts.PerSession}
-	}
-	warmOK := 0
-	for _, d := range warm {
-		if err := records.Append(d); err != nil {
-			return ph, err
+	var at time.Time
+	ids := map[string]bool{}
+	for _, d := range first {
+		ids[firstKey(d)] = true
+		if e := end(d); e.After(at) {
+			at = e
 		}
-		if d.Status == dialog.StatusOK {
-			warmOK++
+	}
+	return at, ids
+}
+
+// firstKey names a dialogue among a run's records and attempts.
+func firstKey(d dialog.Dialogue) string { return d.Session + "|" + d.StartedAt.String() }
+
+func end(d dialog.Dialogue) time.Time {
+	return d.StartedAt.Add(time.Duration(d.Seconds * float64(time.Second)))
+}
+
+// shareIn counts the ok dialogues done from t0 to t1, each by the share of
+// its time inside that span: a dialogue half inside counts one half.
+func shareIn(ds []dialog.Dialogue, t0, t1 time.Time) float64 {
+	var n float64
+	for _, d := range ds {
+		if d.Status != dialog.StatusOK || d.Seconds <= 0 {
 			continue
 		}
-		ph.failures = append(ph.failures, describeFailure("throughput warm-up", d))
-		for i := range accs {
-			accs[i].lv.WarmFailed++
+		s, e := d.StartedAt, end(d)
+		if s.Before(t0) {
+			s = t0
+		}
+		if e.After(t1) {
+			e = t1
+		}
+		if e.After(s) {
+			n += e.Sub(s).Seconds() / d.Seconds
 		}
 	}
-	if warmOK < ph.windows {
-		for i := range accs {
-			accs[i].lv.ColdWindows = ph.windows - warmOK
-		}
-	}
-	if ph.idleEditor, ph.idleBrowser, ph.idleByClass, err = idleCPU(ctx, rss, idleWindow); err != nil {
-		return ph, fmt.Errorf("throughput: measure idle CPU: %w", err)
-	}
-	b.progress("throughput: %d/%d windows warm, idle they use %.2f + %.2f cores; %d rounds, each running levels %v once",
-		warmOK, ph.windows, ph.idleEditor, ph.idleBrowser, b.opts.Runs, b.opts.Sessions)
+	return n
+}
 
-	for r := 1; r <= b.opts.Runs; r++ {
+// throughput runs every level -rounds times (appending the 1-minute load
+// average after each run to loads), each run a fresh drive stage
+// with exactly as many simulators as the level has. The levels' runs
+// interleave: round r runs every level once, in an order rotated by r, so a
+// load that other processes put on the machine meanwhile falls on all
+// levels alike.
+func (b *bench) throughput(ctx context.Context, loads *[]float64) ([]level, []string, error) {
+	accs := make([]levelAcc, len(b.opts.Sessions))
+	for i, n := range b.opts.Sessions {
+		accs[i].lv = level{Sessions: n, Rounds: b.opts.Rounds, ConfigsPerRound: n * b.opts.PerSession}
+	}
+	var failures []string
+	for r := 1; r <= b.opts.Rounds; r++ {
 		for k := range accs {
 			a := &accs[(k+r-1)%len(accs)]
 			n := a.lv.Sessions
-			cfgs := cycle(b.set.throughputMix(), a.lv.DialoguesPerRound, fmt.Sprintf("n%d-r%d", n, r))
-			e0, b0 := rss.CPU()
-			c0 := rss.CPUByClass()
-			ds, took, err := driveRound(ctx, sessions[:n], cfgs)
+			cfgs := cycle(b.set.throughputMix(), a.lv.ConfigsPerRound, fmt.Sprintf("n%d-r%d", n, r))
+			out := filepath.Join(b.work, string(b.backend), "throughput", fmt.Sprintf("n%d-r%d", n, r))
+			t0 := time.Now()
+			res, err := b.runLevel(ctx, out, n, cfgs)
 			if err != nil {
-				return ph, fmt.Errorf("throughput with %d simulators, round %d: %w", n, r, err)
+				return nil, failures, fmt.Errorf("throughput with %d simulators, round %d: %w", n, r, err)
 			}
-			e1, b1 := rss.CPU()
-			a.cpuEditor, a.cpuBrowser, a.wall = a.cpuEditor+e1-e0, a.cpuBrowser+b1-b0, a.wall+took
-			if a.classes == nil {
-				a.classes = map[string]float64{}
+			failures = append(failures, res.failures...)
+			*loads = append(*loads, load1())
+			a.add(res)
+			steady := "no steady span"
+			if res.steady > 0 {
+				steady = fmt.Sprintf("steady %.1f/min after %.0f s", 60*res.steadyDialogues/res.steady.Seconds(), res.warm.Seconds())
 			}
-			for k, v := range rss.CPUByClass() {
-				a.classes[k] += v - c0[k]
-			}
-			for _, d := range ds {
-				if err := records.Append(d); err != nil {
-					return ph, err
-				}
-				if d.Status != dialog.StatusOK {
-					ph.failures = append(ph.failures, describeFailure(fmt.Sprintf("throughput %d sims round %d", n, r), d))
-				}
-			}
-			a.addRound(ds, took)
-			b.progress("throughput round %d, %d sims: %d/%d ok in %.1f s = %.1f dialogues/min, load %s",
-				r, n, countOK(ds), len(ds), took.Seconds(), a.perMin[len(a.perMin)-1], loadAverage())
+			b.progress("throughput round %d, %d sims: %d/%d ok (%d attempts retried), whole run %.0f s = %.1f dialogues/min, %s; took %.0f s, load %s",
+				r, n, res.ok, res.configs, res.retried, res.wall.Seconds(), 60*float64(res.ok)/res.wall.Seconds(), steady,
+				time.Since(t0).Seconds(), loadAverage())
 		}
 	}
-	for _, a := range accs {
-		ph.levels = append(ph.levels, a.level())
+	levels := make([]level, len(accs))
+	for i, a := range accs {
+		levels[i] = a.level()
 	}
-	return ph, nil
+	return levels, failures, nil
 }
 
-// idleWindow is how long the warm, idle windows are watched for their CPU
-// use: what an idle window costs the levels that leave it idle.
-const idleWindow = 10 * time.Second
-
-// idleCPU returns the CPU cores code-server and Chromium use over d while
-// nothing is driven, also per kind of process.
-func idleCPU(ctx context.Context, rss *rssSampler, d time.Duration) (editor, browser float64, byClass map[string]float64, err error) {
-	e0, b0 := rss.CPU()
-	c0 := rss.CPUByClass()
-	start := time.Now()
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return 0, 0, nil, ctx.Err()
-	case <-t.C:
-	}
-	e1, b1 := rss.CPU()
-	secs := time.Since(start).Seconds()
-	byClass = map[string]float64{}
-	for k, v := range rss.CPUByClass() {
-		byClass[k] = (v - c0[k]) / secs
-	}
-	return (e1 - e0) / secs, (b1 - b0) / secs, byClass, nil
+// levelAcc gathers one level's runs.
+type levelAcc struct {
+	lv                                   level
+	perMin, steadyPerMin, startup, walls []float64
+	turn, model, overhead, dialogue      []float64
+	peakEditor, peakBrowser, peakPSS     []float64
+	wall, steadyWall                     time.Duration
+	steadyN                              float64
+	whole, steady                        cpuSnapshot
 }
 
-// addRound takes one round's dialogues and wall time.
-func (a *levelAcc) addRound(ds []dialog.Dialogue, took time.Duration) {
-	ok := 0
-	for _, d := range ds {
-		if d.Status != dialog.StatusOK {
-			a.lv.Failed++
-			continue
-		}
-		ok++
+func (a *levelAcc) add(r levelRun) {
+	a.lv.OK, a.lv.Failed, a.lv.Retried = a.lv.OK+r.ok, a.lv.Failed+r.failed, a.lv.Retried+r.retried
+	a.perMin = append(a.perMin, float64(r.ok)/r.wall.Minutes())
+	a.walls = append(a.walls, r.wall.Seconds())
+	a.wall += r.wall
+	a.whole = a.whole.plus(r.whole)
+	if r.steady > 0 {
+		a.steadyPerMin = append(a.steadyPerMin, r.steadyDialogues/r.steady.Minutes())
+		a.startup = append(a.startup, r.warm.Seconds())
+		a.steadyWall += r.steady
+		a.steadyN += r.steadyDialogues
+		a.steady = a.steady.plus(r.steadyCPU)
+	}
+	for _, d := range r.warmWindows {
 		a.dialogue = append(a.dialogue, d.Seconds)
 		for _, t := range turnsOf(d) {
 			a.turn, a.model = append(a.turn, t.total()), append(a.model, t.model)
 			a.overhead = append(a.overhead, t.total()-t.model)
 		}
 	}
-	a.lv.OK += ok
-	a.perMin = append(a.perMin, float64(ok)/took.Minutes())
-	if ok == len(ds) {
-		a.clean = append(a.clean, a.perMin[len(a.perMin)-1])
+	a.peakEditor = append(a.peakEditor, float64(r.peakEditor)/(1<<20))
+	a.peakBrowser = append(a.peakBrowser, float64(r.peakBrow)/(1<<20))
+	a.peakPSS = append(a.peakPSS, float64(r.peakPSS)/(1<<20))
+}
+
+// plus adds the CPU of b to s.
+func (s cpuSnapshot) plus(b cpuSnapshot) cpuSnapshot {
+	out := cpuSnapshot{editor: s.editor + b.editor, browser: s.browser + b.browser, self: s.self + b.self, classes: map[string]float64{}}
+	for k, v := range s.classes {
+		out.classes[k] += v
 	}
+	for k, v := range b.classes {
+		out.classes[k] += v
+	}
+	return out
 }
 
 func (a *levelAcc) level() level {
 	lv := a.lv
-	lv.PerMinute, lv.CleanPerMinute = summarize(a.perMin), summarize(a.clean)
+	lv.PerMinute, lv.SteadyPerMinute = summarize(a.perMin), summarize(a.steadyPerMin)
+	lv.StartupSeconds, lv.WallSeconds = summarize(a.startup), summarize(a.walls)
 	lv.TurnSeconds, lv.ModelSeconds = summarize(a.turn), summarize(a.model)
 	lv.TurnOverhead, lv.DialogueSeconds = summarize(a.overhead), summarize(a.dialogue)
+	lv.PeakRSSEditorMiB, lv.PeakRSSBrowserMiB = summarize(a.peakEditor).Median, summarize(a.peakBrowser).Median
+	lv.PeakPSSMiB = summarize(a.peakPSS).Median
 	if w := a.wall.Seconds(); w > 0 {
-		lv.CPUEditor, lv.CPUBrowser = a.cpuEditor/w, a.cpuBrowser/w
+		lv.CPUEditor, lv.CPUBrowser, lv.CPUSelf = a.whole.editor/w, a.whole.browser/w, a.whole.self/w
 	}
 	if lv.OK > 0 {
-		lv.CPUPerDialogue = (a.cpuEditor + a.cpuBrowser) / float64(lv.OK)
-		lv.CPUByClass = map[string]float64{}
-		for k, v := range a.classes {
-			lv.CPUByClass[k] = v / float64(lv.OK)
-		}
+		lv.Whole = perDialogue(a.whole, float64(lv.OK))
+	}
+	if a.steadyN > 0 {
+		lv.Steady = perDialogue(a.steady, a.steadyN)
 	}
 	return lv
 }
 
-// warmUpAttempts bounds the warm-up tries per window: a window that failed
-// to load would otherwise load inside the timed rounds.
-const warmUpAttempts = 3
-
-// warmUp drives the warm-up config in every window, all at once (the driver
-// lets one window load at a time), again in a window where it failed, and
-// returns every attempt.
-func (b *bench) warmUp(ctx context.Context, sessions []*driver.Session) ([]dialog.Dialogue, error) {
-	var (
-		mu  sync.Mutex
-		out []dialog.Dialogue
-	)
-	eg, ectx := errgroup.WithContext(ctx)
-	for _, s := range sessions {
-		eg.Go(func() error {
-			for a := 1; a <= warmUpAttempts && ectx.Err() == nil; a++ {
-				c := b.set.Warm
-				c.ID = fmt.Sprintf("%s-%s-%d", c.ID, s.ID, a)
-				d, _ := s.Drive(ectx, c) // a failure is in the record
-				mu.Lock()
-				out = append(out, d)
-				mu.Unlock()
-				if d.Status == dialog.StatusOK {
-					break
-				}
-			}
-			return ectx.Err()
-		})
+// perDialogue divides CPU seconds by a number of dialogues.
+func perDialogue(c cpuSnapshot, n float64) cpuPerDialogue {
+	out := cpuPerDialogue{Total: (c.editor + c.browser) / n, Self: c.self / n, ByClass: map[string]float64{}}
+	for k, v := range c.classes {
+		out.ByClass[k] = v / n
 	}
-	if err := eg.Wait(); err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
-// driveRound drives cfgs from one queue on all sessions at once and returns
-// the dialogues and the time from the first dispatch to the last finish.
-func driveRound(ctx context.Context, sessions []*driver.Session, cfgs []dialog.ChatConfig) ([]dialog.Dialogue, time.Duration, error) {
-	jobs := make(chan dialog.ChatConfig, len(cfgs))
-	for _, c := range cfgs {
-		jobs <- c
-	}
-	close(jobs)
-	var (
-		mu  sync.Mutex
-		out []dialog.Dialogue
-	)
-	eg, ectx := errgroup.WithContext(ctx)
-	start := time.Now()
-	for _, s := range sessions {
-		eg.Go(func() error {
-			for c := range jobs {
-				if err := ectx.Err(); err != nil {
-					return err
-				}
-				d, _ := s.Drive(ectx, c) // a failure is in the record
-				mu.Lock()
-				out = append(out, d)
-				mu.Unlock()
-			}
-			return nil
-		})
-	}
-	err := eg.Wait()
-	took := time.Since(start)
-	if err == nil {
-		err = ctx.Err()
-	}
-	return out, took, err
+	return out
 }

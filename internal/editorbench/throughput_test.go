@@ -1,0 +1,193 @@
+package main
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"dialogfarm/dialog"
+)
+
+var t0 = time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+
+// dlg is a dialogue of a session from t0+start for secs seconds, with
+// two turns of 1 s each, 0.75 s of it the model's.
+func dlg(session string, start, secs float64, ok bool) dialog.Dialogue {
+	d := dialog.Dialogue{ConfigID: session + "-" + time.Duration(start*float64(time.Second)).String(), Session: session,
+		StartedAt: t0.Add(time.Duration(start * float64(time.Second))), Seconds: secs, Status: dialog.StatusOK}
+	if !ok {
+		d.Status = dialog.StatusFailed
+	}
+	for n := 1; n <= 2; n++ {
+		tn := dialog.Turn{Steps: []dialog.StepTiming{
+			{Step: "turn" + string(rune('0'+n)) + "_query", Seconds: 0.1},
+			{Step: "turn" + string(rune('0'+n)) + "_answer", Seconds: 0.9},
+		}}
+		tn.Exchange.Seconds = 0.75
+		d.Turns = append(d.Turns, tn)
+	}
+	return d
+}
+
+func TestWindowsWarmAndSteadyShare(t *testing.T) {
+	// s1 loads in its first dialogue (0-30 s), then drives two more;
+	// s2's first attempt fails (5-40 s) and the farm retries it (40-46 s).
+	s1a, s1b, s1c := dlg("s1", 0, 30, true), dlg("s1", 30, 6, true), dlg("s1", 36, 6, true)
+	s2fail, s2ok := dlg("s2", 5, 35, false), dlg("s2", 40, 6, true)
+	at, firsts := windowsWarm([]dialog.Dialogue{s2fail, s1a, s1b, s1c, s2ok})
+	if want := t0.Add(40 * time.Second); !at.Equal(want) {
+		t.Errorf("warm at %v, want %v (the end of s2's first attempt)", at.Sub(t0), want.Sub(t0))
+	}
+	if len(firsts) != 2 || !firsts[firstKey(s1a)] || !firsts[firstKey(s2fail)] {
+		t.Errorf("first dialogues = %v, want s1's at 0 s and s2's failed attempt at 5 s", firsts)
+	}
+	// From 40 to 46 s: s1c is inside for 2 of its 6 s, s2ok wholly; the
+	// failed attempt and the earlier dialogues count nothing.
+	got := shareIn([]dialog.Dialogue{s1a, s1b, s1c, s2ok, s2fail}, at, t0.Add(46*time.Second))
+	if math.Abs(got-(1+2.0/6)) > 1e-9 {
+		t.Errorf("steady share = %.4f, want %.4f", got, 1+2.0/6)
+	}
+}
+
+func TestLevelAccounting(t *testing.T) {
+	a := levelAcc{lv: level{Sessions: 2, Rounds: 2, ConfigsPerRound: 6}}
+	cpu := func(editor, browser, self float64) cpuSnapshot {
+		return cpuSnapshot{editor: editor, browser: browser, self: self,
+			classes: map[string]float64{"code-server main": editor, "Chromium renderers": browser}}
+	}
+	// Round 1: 6 ok in 60 s, every window warm after 20 s, 3.5 dialogues
+	// in the 40 s after; round 2: 5 ok, 1 failed after 2 retried
+	// attempts, in 120 s, no steady span.
+	a.add(levelRun{configs: 6, ok: 6, wall: time.Minute, warm: 20 * time.Second, steady: 40 * time.Second, steadyDialogues: 3.5,
+		whole: cpu(6, 18, 1.2), steadyCPU: cpu(2, 5, 0.35), peakEditor: 600 << 20, peakBrow: 1400 << 20, peakPSS: 1500 << 20,
+		warmWindows: []dialog.Dialogue{dlg("s1", 20, 5, true), dlg("s2", 21, 7, true)}})
+	a.add(levelRun{configs: 6, ok: 5, failed: 1, retried: 2, wall: 2 * time.Minute,
+		whole: cpu(9, 27, 1.8), peakEditor: 700 << 20, peakBrow: 1600 << 20, peakPSS: 1700 << 20})
+	l := a.level()
+	if l.OK != 11 || l.Failed != 1 || l.Retried != 2 {
+		t.Errorf("ok/failed/retried = %d/%d/%d, want 11/1/2", l.OK, l.Failed, l.Retried)
+	}
+	if l.PerMinute != (stats{N: 2, Median: 4.25, Min: 2.5, Max: 6}) {
+		t.Errorf("whole-run dialogues/min = %+v, want 6 and 2.5", l.PerMinute)
+	}
+	if l.SteadyPerMinute != (stats{N: 1, Median: 5.25, Min: 5.25, Max: 5.25}) || l.StartupSeconds.Median != 20 {
+		t.Errorf("steady = %+v after %+v s, want 5.25/min (3.5 in 40 s) after 20 s", l.SteadyPerMinute, l.StartupSeconds)
+	}
+	near := func(name string, got, want float64) {
+		t.Helper()
+		if math.Abs(got-want) > 1e-9 {
+			t.Errorf("%s = %.4f, want %.4f", name, got, want)
+		}
+	}
+	near("CPU cores code-server", l.CPUEditor, 15.0/180)
+	near("CPU cores Chromium", l.CPUBrowser, 45.0/180)
+	near("CPU cores this process", l.CPUSelf, 3.0/180)
+	near("whole-run CPU s per dialogue", l.Whole.Total, 60.0/11)
+	near("whole-run Chromium renderers per dialogue", l.Whole.ByClass["Chromium renderers"], 45.0/11)
+	near("steady CPU s per dialogue", l.Steady.Total, 7/3.5)
+	near("steady this process per dialogue", l.Steady.Self, 0.35/3.5)
+	near("peak RSS code-server (median of rounds)", l.PeakRSSEditorMiB, 650)
+	if l.DialogueSeconds.N != 2 || l.TurnSeconds.N != 4 || l.TurnOverhead.Median != 0.25 || l.ModelSeconds.Median != 0.75 {
+		t.Errorf("warm-window figures: dialogues %+v, turns %+v, overhead %+v, model %+v; want 2 dialogues, 4 turns of 1 s, 0.75 s model",
+			l.DialogueSeconds, l.TurnSeconds, l.TurnOverhead, l.ModelSeconds)
+	}
+}
+
+func TestTargetsAgainstOneSimulator(t *testing.T) {
+	rep := &report{Throughput: []level{
+		{Sessions: 1, PerMinute: stats{N: 2, Median: 10}, SteadyPerMinute: stats{N: 2, Median: 12}, Steady: cpuPerDialogue{Total: 4},
+			Whole: cpuPerDialogue{Total: 9}, PeakRSSEditorMiB: 500, PeakRSSBrowserMiB: 1000, PeakPSSMiB: 1100},
+		{Sessions: 4, PerMinute: stats{N: 2, Median: 33}, SteadyPerMinute: stats{N: 2, Median: 30}, Steady: cpuPerDialogue{Total: 3},
+			Whole: cpuPerDialogue{Total: 5}, PeakRSSEditorMiB: 1500, PeakRSSBrowserMiB: 2500, PeakPSSMiB: 2600},
+	}, Queue: &queueFigures{CPUMicros: stats{N: 5, Median: 2300}}}
+	ts := targets(rep, 2*time.Second)
+	if rep.Throughput[1].Ratio != 3.3 || rep.Throughput[1].SteadyRatio != 2.5 {
+		t.Errorf("4-sim ratios = %.2f whole, %.2f steady; want 3.30 and 2.50", rep.Throughput[1].Ratio, rep.Throughput[1].SteadyRatio)
+	}
+	want := map[string]struct {
+		value float64
+		met   bool
+	}{
+		"4 simulators vs 1: dialogues/min, 2 s model, whole run incl. window start-up (0.8x linear)": {3.3, true},
+		"  the same, steady (every window warm)":                                                     {2.5, false},
+		"CPU seconds per dialogue beyond model time (code-server + Chromium), steady, worst level":   {4, false},
+		"  the same over the whole run (window start-up included), worst level":                      {9, false},
+		"RSS per extra simulator (code-server + Chromium)":                                           {2500.0 / 3, false},
+		"  diagnostic: the same as PSS (shared pages counted once)":                                  {500, true},
+		"queue CPU per job (BenchmarkJobOverhead; bar: 1% of the 1.5 s per dialogue)":                {2.3, true},
+	}
+	for _, tg := range ts {
+		if strings.HasPrefix(tg.Name, "per-turn") {
+			t.Errorf("target %q without latency runs", tg.Name)
+		}
+		w, ok := want[tg.Name]
+		if !ok {
+			continue
+		}
+		delete(want, tg.Name)
+		if math.Abs(tg.Value-w.value) > 1e-9 || tg.Met != w.met || !tg.Known {
+			t.Errorf("%s: %.4f met %v known %v; want %.4f met %v", tg.Name, tg.Value, tg.Met, tg.Known, w.value, w.met)
+		}
+	}
+	for name := range want {
+		t.Errorf("no target %q", name)
+	}
+	var b strings.Builder
+	rep.CPUs, rep.Runs, rep.PerSession = 2, 2, 12
+	rep.Throughput[0].Rounds, rep.Throughput[0].ConfigsPerRound = 2, 12
+	rep.Throughput[1].Rounds, rep.Throughput[1].ConfigsPerRound, rep.Throughput[1].SteadyPerMinute = 2, 48, stats{}
+	if err := rep.print(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, re := range []string{`(?m)^4\s+2 x 48\s+33\.0 \(0\.0-0\.0\)\s+3\.30x\s+-\s+-`, `memory per extra simulator \(peak at 4 sims minus peak at 1, over 3\): RSS 833 MiB, PSS 500 MiB`,
+		`CPU time per job\s+2300 µs`} {
+		if !regexp.MustCompile(re).MatchString(b.String()) {
+			t.Errorf("report does not match %q:\n%s", re, b.String())
+		}
+	}
+}
+
+func TestCPUBetween(t *testing.T) {
+	s := &rssSampler{}
+	for i, v := range []float64{0, 1, 3, 6} {
+		s.history = append(s.history, cpuSnapshot{at: t0.Add(time.Duration(i) * time.Second), editor: v, browser: 2 * v, self: v / 10,
+			classes: map[string]float64{"extension host": v}})
+	}
+	// From 0.5 s to 2.5 s: the last sample at or before 0.5 s (0) to the
+	// first at or after 2.5 s (6), so the span is covered whole.
+	d := s.cpuBetween(t0.Add(500*time.Millisecond), t0.Add(2500*time.Millisecond))
+	if d.editor != 6 || d.browser != 12 || d.self != 0.6 || d.classes["extension host"] != 6 {
+		t.Errorf("cpuBetween(0.5 s, 2.5 s) = %+v, want 6, 12, 0.6", d)
+	}
+	if d := s.cpuBetween(t0.Add(time.Second), t0.Add(2*time.Second)); d.editor != 2 {
+		t.Errorf("cpuBetween(1 s, 2 s) = %+v, want editor 2", d)
+	}
+}
+
+func TestReadQueueBench(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "farm-bench.txt")
+	out := "goos: linux\npkg: dialogfarm/farm\n" +
+		"BenchmarkJobOverhead-2   \t     500\t   3313110 ns/op\t      2552 cpu-µs/job\t      3312 µs/job\n" +
+		"BenchmarkJobOverhead-2   \t     500\t 122601197 ns/op\t      3629 cpu-µs/job\t    122601 µs/job\n" +
+		"BenchmarkJobOverhead-2   \t     500\t   2925352 ns/op\t      2264 cpu-µs/job\t      2924 µs/job\nPASS\n"
+	if err := os.WriteFile(path, []byte(out), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	q, err := readQueueBench(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q.WallMicros != (stats{N: 3, Median: 3312, Min: 2924, Max: 122601}) || q.CPUMicros != (stats{N: 3, Median: 2552, Min: 2264, Max: 3629}) {
+		t.Errorf("queue figures = %+v", q)
+	}
+	if err := os.WriteFile(path, []byte("PASS\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := readQueueBench(path); err == nil {
+		t.Error("a file without BenchmarkJobOverhead lines was read")
+	}
+}
