@@ -55,9 +55,14 @@ func (r *report) printThroughput(b *strings.Builder) error {
 		return err
 	}
 	for _, l := range r.Throughput {
-		fmt.Fprintf(b, "%d sims: %.2f CPU seconds per dialogue steady, %.2f over the whole run (code-server + Chromium); this process %.2f / %.2f\n",
-			l.Sessions, l.Steady.Total, l.Whole.Total, l.Steady.Self, l.Whole.Self)
+		steady, self := "-", "-"
+		if l.SteadyPerMinute.N > 0 {
+			steady, self = fmt.Sprintf("%.2f", l.Steady.Total), fmt.Sprintf("%.2f", l.Steady.Self)
+		}
+		fmt.Fprintf(b, "%d sims: %s CPU seconds per dialogue steady, %.2f over the whole run (code-server + Chromium); this process %s / %.2f\n",
+			l.Sessions, steady, l.Whole.Total, self, l.Whole.Self)
 	}
+	fmt.Fprintf(b, "(- : no steady span: some window finished its first dialogue too late for one more dialogue per window after it)\n")
 	if lo, hi, ok := r.extremeLevels(); ok {
 		fmt.Fprintf(b, "memory per extra simulator (peak at %d sims minus peak at %d, over %d): RSS %.0f MiB, PSS %.0f MiB\n",
 			hi.Sessions, lo.Sessions, hi.Sessions-lo.Sessions, extraRSS(r), extraPSS(r))
@@ -102,11 +107,11 @@ func (r *report) printCPUByProcess(b *strings.Builder) error {
 			if k == "total" {
 				steady, whole = l.Steady.Total, l.Whole.Total
 			}
-			share := 0.0
-			if l.Steady.Total > 0 {
-				share = 100 * steady / l.Steady.Total
+			if l.SteadyPerMinute.N == 0 || l.Steady.Total <= 0 { // no steady span in any round
+				fmt.Fprintf(tw, "\t-\t\t%.2f s", whole)
+				continue
 			}
-			fmt.Fprintf(tw, "\t%.2f s\t%.0f%%\t%.2f s", steady, share, whole)
+			fmt.Fprintf(tw, "\t%.2f s\t%.0f%%\t%.2f s", steady, 100*steady/l.Steady.Total, whole)
 		}
 		fmt.Fprintln(tw, "\t")
 	}
