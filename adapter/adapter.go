@@ -63,6 +63,16 @@ type Extension struct {
 	// plugin is up (its status-bar item, its activity-bar icon); empty:
 	// the workbench's own readiness is enough.
 	Ready string `yaml:"ready"`
+	// NeedsBuiltin are built-in extensions (publisher.name) the plugin
+	// calls, e.g. vscode.git for the git API: kept loaded, where the
+	// driver would skip them to spare each window's extension host.
+	NeedsBuiltin []string `yaml:"needs_builtin"`
+}
+
+// NeedsBuiltin reports whether the plugin needs the built-in extension id
+// (compared as VS Code does, ignoring case).
+func (a *Adapter) NeedsBuiltin(id string) bool {
+	return slices.ContainsFunc(a.Extension.NeedsBuiltin, func(n string) bool { return strings.EqualFold(n, id) })
 }
 
 // File is written before the editor starts.

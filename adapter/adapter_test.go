@@ -79,6 +79,7 @@ func TestParseErrorsNameFileLineField(t *testing.T) {
 		{"no done", "    enabled: '#send'\n", "    {}\n", "field answer.done: give exactly one"},
 		{"missing input selector", "  selector: '#in'\n", "", "mini.yaml:10: field input.selector: is required"},
 		{"bad id", "id: pub.mini", "id: mini", `mini.yaml:3: field extension.id: must be publisher.name, got "mini"`},
+		{"bad needed built-in", "id: pub.mini\n", "id: pub.mini\n  needs_builtin: [vscode.git, git]\n", `mini.yaml:4: field extension.needs_builtin[1]: must be publisher.name, got "git"`},
 		{"unknown placeholder", "name: mini\n", "name: mini\nsettings:\n  x.url: '{{captur_url}}'\n", "field settings.x.url: unknown placeholder {{captur_url}}"},
 		{"session in a file", "name: mini\n", "name: mini\nfiles:\n  - path: User/p.json\n    content: '{{session}}'\n", "field files[0].content: placeholder {{session}} cannot be used here"},
 		{"bad command", "name: mini\n", "name: mini\ncommands:\n  explain: {title: X}\n", "mini.yaml:3: field commands.explain: a command is named by its slash form"},
@@ -212,5 +213,18 @@ func TestCheckConfig(t *testing.T) {
 	c = dialog.ChatConfig{ID: "c", Trigger: dialog.TriggerKeybinding, Instruction: dialog.InstructionFreeText, Turns: []dialog.TurnSpec{{Query: "hi"}}}
 	if err := noMenu.CheckConfig(c); err == nil || !strings.Contains(err.Error(), "cannot open the chat by keybinding (it supports panel)") {
 		t.Errorf("trigger the adapter lacks: %v", err)
+	}
+}
+
+func TestNeedsBuiltin(t *testing.T) {
+	src := strings.Replace(minimal, "id: pub.mini\n", "id: pub.mini\n  needs_builtin: [vscode.git]\n", 1)
+	a, err := Parse([]byte(src), "mini.yaml", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id, want := range map[string]bool{"vscode.git": true, "VSCode.Git": true, "vscode.git-base": false, "vscode.github": false} {
+		if got := a.NeedsBuiltin(id); got != want {
+			t.Errorf("NeedsBuiltin(%q) = %v, want %v", id, got, want)
+		}
 	}
 }

@@ -279,6 +279,11 @@ func (v *validator) extension(a *Adapter) {
 	if pub, name, ok := strings.Cut(e.ID, "."); !ok || pub == "" || name == "" {
 		v.bad("extension.id", "must be publisher.name, got %q", e.ID)
 	}
+	for i, id := range e.NeedsBuiltin {
+		if pub, name, ok := strings.Cut(id, "."); !ok || pub == "" || name == "" {
+			v.bad(fmt.Sprintf("extension.needs_builtin[%d]", i), "must be publisher.name, got %q", id)
+		}
+	}
 	switch {
 	case e.Folder == "" && e.VSIX == "":
 		v.bad("extension", "needs folder (an unpacked extension) or vsix (a packaged one)")

@@ -246,6 +246,10 @@ func endToEnd(t *testing.T, backend Backend) {
 			t.Skip("the editor's side, the same on every backend: checked with rod")
 		}
 	}
+	t.Run("only the built-in extensions an adapter needs are loaded", func(t *testing.T) {
+		editorOnly(t)
+		checkBuiltinsSkipped(t, filepath.Join(out, "editor", "user-data", "logs"))
+	})
 	t.Run("a crashed editor is restarted", func(t *testing.T) {
 		editorOnly(t)
 		pid, _ := r.PIDs()
@@ -477,4 +481,40 @@ func oneModel(tb testing.TB, url, model string, log *zap.Logger) *respond.Respon
 	r := respond.New(p, j, log)
 	r.Name = "openai"
 	return r
+}
+
+// checkBuiltinsSkipped reads which extensions the extension hosts
+// activated (their logs, under the editor's logs folder) and checks that
+// the plugins did, that Quill's adapter's needed built-in did, and that no
+// other skipped built-in did (git, GitHub, merge-conflict and Emmet
+// activate in every window when loaded).
+func checkBuiltinsSkipped(t *testing.T, logs string) {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(logs, "*", "exthost*", "remoteexthost.log"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no extension host log under %s (%v)", logs, err)
+	}
+	activated := map[string]bool{}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(string(data), "\n") {
+			_, rest, ok := strings.Cut(line, "ExtensionService#_doActivateExtension ")
+			if id, _, _ := strings.Cut(rest, ","); ok {
+				activated[strings.ToLower(id)] = true
+			}
+		}
+	}
+	for _, id := range []string{"dialogfarm.askplugin", "dialogfarm-test.quill", "vscode.merge-conflict"} {
+		if !activated[id] {
+			t.Errorf("%s was not activated; activated: %v", id, activated)
+		}
+	}
+	for _, id := range SkippedBuiltins() {
+		if id != "vscode.merge-conflict" && activated[strings.ToLower(id)] {
+			t.Errorf("skipped built-in %s was activated", id)
+		}
+	}
 }

@@ -36,6 +36,11 @@ type EditorConfig struct {
 	// Settings are written as the user's settings.json, on top of
 	// DefaultEditorSettings.
 	Settings map[string]any
+	// SkipBuiltin are built-in extensions code-server does not load
+	// (VSCODE_SKIP_BUILTIN_EXTENSIONS); DefaultEditorConfig sets
+	// SkippedBuiltins, the Runner keeps those an adapter says its plugin
+	// needs.
+	SkipBuiltin []string
 	// StartTimeout bounds the wait for the HTTP endpoint to answer.
 	StartTimeout time.Duration
 	// Password is what code-server's login page asks for; empty draws a
@@ -54,7 +59,35 @@ func DefaultEditorConfig(root string) EditorConfig {
 	return EditorConfig{
 		Bin:           filepath.Join(root, "tools", "code-server.sh"),
 		ExtensionsDir: filepath.Join(root, "tools", "extensions"),
+		SkipBuiltin:   SkippedBuiltins(),
 		StartTimeout:  60 * time.Second,
+	}
+}
+
+// SkippedBuiltins are the built-in extensions with code of their own that
+// a simulated developer's Q&A plugin does not use: source control and
+// GitHub sign-in, task detection (it runs a repository's build files),
+// debugging, language servers (TypeScript, JSON, CSS, HTML, PHP), Emmet,
+// Copilot Chat, previews. Each window's extension host would otherwise load
+// them, and git, GitHub, merge-conflict and Emmet activate in every window.
+// Grammars, language configurations and themes have no code and stay, so
+// the editor still highlights the file. A plugin that calls one of these
+// (say, the git API for a diff) names it in its adapter's
+// extension.needs_builtin.
+func SkippedBuiltins() []string {
+	return []string{
+		"GitHub.copilot-chat",
+		"vscode.git", "vscode.git-base", "vscode.github", "vscode.github-authentication",
+		"vscode.microsoft-authentication", "vscode.merge-conflict",
+		"vscode.npm", "vscode.grunt", "vscode.gulp", "vscode.jake",
+		"vscode.debug-auto-launch", "vscode.debug-server-ready",
+		"ms-vscode.js-debug", "ms-vscode.js-debug-companion", "ms-vscode.vscode-js-profile-table",
+		"vscode.typescript-language-features", "vscode.json-language-features",
+		"vscode.css-language-features", "vscode.html-language-features", "vscode.php-language-features",
+		"vscode.configuration-editing", "vscode.extension-editing", "vscode.emmet",
+		"vscode.references-view", "vscode.terminal-suggest", "vscode.tunnel-forwarding",
+		"vscode.simple-browser", "vscode.ipynb", "vscode.media-preview",
+		"vscode.markdown-language-features", "vscode.markdown-math", "vscode.mermaid-markdown-features",
 	}
 }
 
@@ -330,6 +363,9 @@ func editorDirs(cfg EditorConfig) (editorPaths, error) {
 		return p, fmt.Errorf("start code-server: %w", err)
 	}
 	p.env = env
+	if len(cfg.SkipBuiltin) > 0 {
+		p.env = append(p.env, "VSCODE_SKIP_BUILTIN_EXTENSIONS="+strings.Join(cfg.SkipBuiltin, ","))
+	}
 	settings := DefaultEditorSettings()
 	for k, v := range cfg.Settings {
 		settings[k] = v

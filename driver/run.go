@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -173,6 +174,9 @@ func (r *Runner) Start(ctx context.Context) error {
 		return errors.New("start the run: no plugin adapter (give --adapter, or keep plugin/ for the bundled adapter ask)")
 	}
 	r.cfg.Editor.ExtensionsDir = filepath.Join(r.cfg.Out, "extensions")
+	r.cfg.Editor.SkipBuiltin = slices.DeleteFunc(slices.Clone(r.cfg.Editor.SkipBuiltin), func(id string) bool {
+		return slices.ContainsFunc(r.cfg.Adapters, func(a *adapter.Adapter) bool { return a.NeedsBuiltin(id) })
+	})
 	if err := installExtensions(ctx, r.cfg.Editor.Bin, r.cfg.Editor.ExtensionsDir, filepath.Join(r.cfg.Out, "install"), r.cfg.Adapters); err != nil {
 		return err
 	}
