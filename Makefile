@@ -52,14 +52,14 @@ demo-drive: setup build
 # summarised by benchstat), then the editor, once per browser backend
 # (go-rod, chromedp), then the two side by side: cold start, steps,
 # per-turn overhead, peak RSS (5 runs), and one round of `drive --sessions
-# n` for 1 and 4 simulators on a 2 s fake model, 4 configs per simulator,
+# n` for 1 and 4 simulators on a 2 s fake model, 6 configs per simulator,
 # with CPU per dialogue by process.
 BENCHSTAT := golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
 bench: setup
 	@mkdir -p out/bench
 	$(GO) test -run '^$$' -bench 'BenchmarkGenerate|BenchmarkJSD|BenchmarkMakePlan' -count 5 ./configgen ./analyst | tee out/bench/go-bench.txt
 	$(GO) run $(BENCHSTAT) out/bench/go-bench.txt
-	$(GO) run ./internal/editorbench -runs 5 -rounds 1 -sessions 1,4 -per-session 4 -browser rod,chromedp
+	$(GO) run ./internal/editorbench -runs 5 -rounds 1 -sessions 1,4 -per-session 6 -browser rod,chromedp
 
 # The farm (issue 9), about 20 minutes on a quiet 2-core machine. First
 # the queue's own cost per job (BenchmarkJobOverhead: enqueue, pull,
@@ -69,7 +69,7 @@ bench: setup
 # Chromium with exactly n windows, nothing else open), on its own run
 # folder per level and round: n = 1, 2, 4 on a 2 s fake model with 12
 # configs per simulator (48 at 4), 2 rounds in rotated order; then n = 1, 8
-# on a 10 s model with 6 configs per simulator, 1 round. Each prints the
+# on a 10 s model with 5 configs per simulator, 1 round. Each prints the
 # table of dialogues/min over the whole run (window start-up included) and
 # steady (every window warm), CPU cores busy and ok counts; CPU seconds per
 # dialogue by process; RSS per extra simulator; and every target (4 sims
@@ -82,7 +82,7 @@ bench-farm: setup
 	$(GO) run $(BENCHSTAT) out/bench/farm-bench.txt
 	$(GO) run ./internal/editorbench -latency=false -rounds 2 -sessions 1,2,4 -per-session 12 -model-delay 2s \
 	  -queue-bench out/bench/farm-bench.txt -json out/bench/farm-2s.json
-	$(GO) run ./internal/editorbench -latency=false -rounds 1 -sessions 1,8 -per-session 6 -model-delay 10s \
+	$(GO) run ./internal/editorbench -latency=false -rounds 1 -sessions 1,8 -per-session 5 -model-delay 10s \
 	  -json out/bench/farm-10s.json
 
 # Chaos, first on the queue alone: the whole farm process killed 12 times
