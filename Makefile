@@ -75,7 +75,8 @@ bench: setup
 # dialogue by process; RSS per extra simulator; and every target (4 sims
 # >= 3.2x one, 8 sims >= 0.8x linear, <= 1.5 CPU s per dialogue, <= 0.66 s
 # UI time, <= 600 MiB per extra simulator, the queue's CPU per job) as MET
-# or NOT MET. The JSON reports go to out/bench/.
+# or NOT MET. The JSON reports go to out/bench/; the last step prints both
+# runs' levels as one table with all their targets.
 bench-farm: setup
 	@mkdir -p out/bench
 	$(GO) test -run '^$$' -bench BenchmarkJobOverhead -benchtime 500x -count 5 ./farm | tee out/bench/farm-bench.txt
@@ -84,6 +85,7 @@ bench-farm: setup
 	  -queue-bench out/bench/farm-bench.txt -json out/bench/farm-2s.json
 	$(GO) run ./internal/editorbench -latency=false -rounds 1 -sessions 1,8 -per-session 5 -model-delay 10s \
 	  -json out/bench/farm-10s.json
+	$(GO) run ./internal/editorbench -summary out/bench/farm-2s.json,out/bench/farm-10s.json
 
 # Chaos, first on the queue alone: the whole farm process killed 12 times
 # at random moments while 20% of attempts fail and some simulators hang; a

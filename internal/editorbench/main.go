@@ -31,6 +31,9 @@
 // -browser rod,chromedp it measures each browser backend in turn and then
 // prints their figures side by side. The configs are generated over a copy
 // of examples/sample-repo in the work folder, which is removed unless -keep.
+// With -summary a.json,b.json it measures nothing and prints the levels of
+// earlier -json reports (a 2 s and a 10 s model run) as one table, with all
+// their targets.
 //
 //	go run ./internal/editorbench -runs 5 -sessions 1,2,4 -json bench.json
 package main
@@ -83,6 +86,7 @@ type options struct {
 	Browsers   []driver.Backend
 	Latency    bool
 	QueueBench string
+	Summary    []string
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
@@ -100,12 +104,16 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.DurationVar(&o.ModelDelay, "model-delay", 2*time.Second, "fake model time per answer in the throughput levels")
 	fs.StringVar(&o.JSON, "json", "", "also write the figures as JSON to this file")
 	fs.StringVar(&o.Root, "root", ".", "the dialogfarm checkout (tools/ from `make setup`, plugin/, examples/)")
+	summary := fs.String("summary", "", "print only the farm summary of earlier -json reports (comma-separated files): one table of their levels and all their targets")
 	browsers := fs.String("browser", string(driver.BackendRod), "browser backends to measure, comma-separated: rod, chromedp")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if *summary != "" {
+		o.Summary = strings.Split(*summary, ",")
 	}
 	for _, f := range strings.Split(*sessions, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
@@ -139,6 +147,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 	opts, err := parseFlags(args, stderr)
 	if err != nil {
 		return err
+	}
+	if len(opts.Summary) > 0 {
+		reps, err := readReports(opts.Summary)
+		if err != nil {
+			return err
+		}
+		return printSummary(stdout, reps)
 	}
 	enc := zap.NewDevelopmentEncoderConfig()
 	enc.TimeKey = ""

@@ -104,6 +104,19 @@ func newTarget(name string, value float64, known bool, op string, limit float64,
 	return target{Name: name, Value: value, Limit: limit, Op: op, Unit: unit, Known: known, Met: met}
 }
 
+// verdict is the target's figure against its limit, a tab, and MET, NOT
+// MET or NOT MEASURED.
+func (t target) verdict() string {
+	verdict, value := "NOT MET", fmt.Sprintf("%.2f%s", t.Value, t.Unit)
+	switch {
+	case !t.Known:
+		verdict, value = "NOT MEASURED", "-"
+	case t.Met:
+		verdict = "MET"
+	}
+	return fmt.Sprintf("%s %s %.2f%s\t%s", value, t.Op, t.Limit, t.Unit, verdict)
+}
+
 // report is everything the benchmark prints; -json writes it as is.
 type report struct {
 	Backend    driver.Backend  `json:"browser_backend"`
@@ -164,14 +177,7 @@ func (r *report) print(w io.Writer) error {
 	b.WriteString("\nTARGETS\n")
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	for _, t := range r.Targets {
-		verdict, value := "NOT MET", fmt.Sprintf("%.2f%s", t.Value, t.Unit)
-		switch {
-		case !t.Known:
-			verdict, value = "NOT MEASURED", "-"
-		case t.Met:
-			verdict = "MET"
-		}
-		fmt.Fprintf(tw, "%s\t%s %s %.2f%s\t%s\t\n", t.Name, value, t.Op, t.Limit, t.Unit, verdict)
+		fmt.Fprintf(tw, "%s\t%s\t\n", t.Name, t.verdict())
 	}
 	if err := tw.Flush(); err != nil {
 		return err

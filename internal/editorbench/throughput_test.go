@@ -191,3 +191,46 @@ func TestReadQueueBench(t *testing.T) {
 		t.Error("a file without BenchmarkJobOverhead lines was read")
 	}
 }
+
+func TestSummaryOfTwoReports(t *testing.T) {
+	dir := t.TempDir()
+	two := &report{ModelDelay: 2, LoadSeen: stats{Min: 0.5, Max: 1.5}, Throughput: []level{
+		{Sessions: 1, Rounds: 2, ConfigsPerRound: 12, PerMinute: stats{N: 2, Median: 8}, Ratio: 1, SteadyPerMinute: stats{N: 2, Median: 10}, SteadyRatio: 1,
+			Steady: cpuPerDialogue{Total: 3.5}, Whole: cpuPerDialogue{Total: 6}, OK: 24, PeakRSSEditorMiB: 600, PeakRSSBrowserMiB: 1100},
+		{Sessions: 4, Rounds: 2, ConfigsPerRound: 48, PerMinute: stats{N: 2, Median: 26}, Ratio: 3.25, Whole: cpuPerDialogue{Total: 4}, OK: 95},
+	}, Queue: &queueFigures{WallMicros: stats{N: 5, Median: 3100}, CPUMicros: stats{N: 5, Median: 2400}},
+		Targets: []target{newTarget("4 simulators vs 1", 3.25, true, ">=", 3.2, "x")}}
+	ten := &report{ModelDelay: 10, Throughput: []level{{Sessions: 8, Rounds: 1, ConfigsPerRound: 40, PerMinute: stats{N: 1, Median: 15}, OK: 40}},
+		Targets: []target{newTarget("8 simulators vs 1", 5.1, true, ">=", 6.4, "x")}}
+	var paths []string
+	for i, r := range []*report{two, ten} {
+		p := filepath.Join(dir, string(rune('a'+i))+".json")
+		if err := writeJSON(p, []*report{r}); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	reps, err := readReports(paths)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := printSummary(&b, reps); err != nil {
+		t.Fatal(err)
+	}
+	for _, re := range []string{
+		`(?m)^2 s\s+1\s+2 x 12\s+8\.0\s+1\.00x\s+10\.0\s+1\.00x\s+0\.00\s+3\.50 \(6\.00\)\s+1700 MiB\s+24/24`,
+		`(?m)^2 s\s+4\s+2 x 48\s+26\.0\s+3\.25x\s+-\s+-\s+0\.00\s+- \(4\.00\)\s+0 MiB\s+95/96`,
+		`(?m)^10 s\s+8\s+1 x 40\s+15\.0`,
+		`queue per job: 3100 µs wall, 2400 µs CPU \(medians of 5 runs\)`,
+		`2 s model run: 4 simulators vs 1\s+3\.25x >= 3\.20x\s+MET`,
+		`10 s model run: 8 simulators vs 1\s+5\.10x >= 6\.40x\s+NOT MET`,
+	} {
+		if !regexp.MustCompile(re).MatchString(b.String()) {
+			t.Errorf("summary does not match %q:\n%s", re, b.String())
+		}
+	}
+	if _, err := readReports([]string{filepath.Join(dir, "missing.json")}); err == nil {
+		t.Error("a missing report was read")
+	}
+}

@@ -1,0 +1,78 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+)
+
+// readReports reads the -json reports of earlier invocations (one backend
+// each).
+func readReports(paths []string) ([]*report, error) {
+	var out []*report
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return nil, fmt.Errorf("read report: %w", err)
+		}
+		var r report
+		if err := json.Unmarshal(data, &r); err != nil {
+			return nil, fmt.Errorf("read report %s (one backend's -json output): %w", p, err)
+		}
+		if len(r.Throughput) == 0 {
+			return nil, fmt.Errorf("read report %s: no throughput levels", p)
+		}
+		out = append(out, &r)
+	}
+	return out, nil
+}
+
+// printSummary prints the throughput levels of several reports (each run
+// with its own model delay) as one table, the issue's, and every report's
+// targets, so that `make bench-farm` ends with the whole farm on one page.
+func printSummary(w io.Writer, reps []*report) error {
+	var b strings.Builder
+	b.WriteString("\nFARM SUMMARY (each level a fresh `dialogfarm drive --sessions n`; load average as printed above:")
+	for _, r := range reps {
+		fmt.Fprintf(&b, " %.0f s model %.1f-%.1f", r.ModelDelay, r.LoadSeen.Min, r.LoadSeen.Max)
+	}
+	b.WriteString(")\n")
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "model\tsims\tconfigs\tdial/min whole run\tvs 1\tdial/min steady\tvs 1\tCPU cores busy\tCPU s/dialogue steady (whole)\tpeak RSS\tok\t")
+	for _, r := range reps {
+		for _, l := range r.Throughput {
+			steady, cpu := "-", fmt.Sprintf("- (%.2f)", l.Whole.Total)
+			if l.SteadyPerMinute.N > 0 {
+				steady, cpu = fmt.Sprintf("%.1f", l.SteadyPerMinute.Median), fmt.Sprintf("%.2f (%.2f)", l.Steady.Total, l.Whole.Total)
+			} else {
+				l.SteadyRatio = 0
+			}
+			fmt.Fprintf(tw, "%.0f s\t%d\t%d x %d\t%.1f\t%s\t%s\t%s\t%.2f\t%s\t%.0f MiB\t%d/%d\t\n",
+				r.ModelDelay, l.Sessions, l.Rounds, l.ConfigsPerRound, l.PerMinute.Median, times(l.Ratio), steady, times(l.SteadyRatio),
+				l.CPUEditor+l.CPUBrowser+l.CPUSelf, cpu, l.PeakRSSEditorMiB+l.PeakRSSBrowserMiB, l.OK, l.Rounds*l.ConfigsPerRound)
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, r := range reps {
+		if r.Queue != nil {
+			fmt.Fprintf(&b, "queue per job: %.0f µs wall, %.0f µs CPU (medians of %d runs)\n", r.Queue.WallMicros.Median, r.Queue.CPUMicros.Median, r.Queue.CPUMicros.N)
+		}
+	}
+	b.WriteString("\nALL TARGETS\n")
+	tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	for _, r := range reps {
+		for _, t := range r.Targets {
+			fmt.Fprintf(tw, "%.0f s model run: %s\t%s\t\n", r.ModelDelay, strings.TrimSpace(t.Name), t.verdict())
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
