@@ -308,7 +308,7 @@ func (w *window) shiftClickText(ctx context.Context, line, vcol int, shown []run
 	if err != nil {
 		return false, fmt.Errorf("find line %d col %d in the editor: %w", line, vcol, err)
 	}
-	if v.Get("none").Str() != "" {
+	if v.Has("none") {
 		return false, nil
 	}
 	p := point{X: v.Get("x").Num(), Y: v.Get("y").Num()}
