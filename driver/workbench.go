@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"path"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -42,13 +44,19 @@ type rowMatch struct {
 }
 
 // jsRowWanted returns "focused" when the focused quick-input row is a
-// wanted one, "listed" when a wanted row is listed but not focused, and
-// null while none is listed.
+// wanted one, else how many rows the focus must move to reach the nearest
+// wanted row below it ("+2", by the rows' list index), and null while none
+// is listed.
 const jsRowWanted = `(m) => {
 	const ok = (r) => { const l = r.getAttribute('aria-label') || ''; return l === m.exact || m.prefixes.some(p => l.startsWith(p)); };
 	const rows = [...document.querySelectorAll('.quick-input-widget .quick-input-list .monaco-list-row')];
 	if (!rows.some(ok)) return null;
-	return rows.some(r => r.classList.contains('focused') && ok(r)) ? 'focused' : 'listed';
+	if (rows.some(r => r.classList.contains('focused') && ok(r))) return 'focused';
+	const at = (r) => Number(r.getAttribute('data-index'));
+	const f = rows.find(r => r.classList.contains('focused'));
+	const from = f ? at(f) : -1;
+	const below = rows.filter(ok).map(at).filter(i => i > from).sort((a, b) => a - b);
+	return '+' + (below.length ? below[0] - from : 1);
 }`
 
 // jsEditorActive holds when the active tab is the file and an editor in
@@ -95,7 +103,12 @@ func (w *window) quickPick(ctx context.Context, text string, m rowMatch, want st
 		if attempt > 24 {
 			return fmt.Errorf("quick input: cannot move focus to %s (rows: %q)", want, w.rowLabels(ctx))
 		}
-		if err := w.keys(ctx, keyArrowDown); err != nil {
+		// Move as far as the list says in one go, then look again.
+		n, err := strconv.Atoi(strings.TrimPrefix(v, "+"))
+		if err != nil || n < 1 {
+			n = 1
+		}
+		if err := w.repeat(ctx, n, keyArrowDown); err != nil {
 			return err
 		}
 	}
