@@ -169,6 +169,24 @@ func DefaultEditorSettings() map[string]any {
 		"typescript.validate.enable":                 false,
 		"javascript.validate.enable":                 false,
 		"typescript.surveys.enabled":                 false,
+		// Each of these has the workbench feed an editor web worker
+		// (links, colours, Unicode and section-header scans of every
+		// opened file; minimap section headers are scanned even with the
+		// minimap off) or compute folding ranges and bracket matches no
+		// step looks at. The worker stops whenever the last editor
+		// closes, as reset does, so each dialogue's open_file started a
+		// new one (a Chromium trace: 0.2-0.4 s of the window's main
+		// thread to load it, plus its own thread).
+		"editor.links":                                false,
+		"editor.colorDecorators":                      false,
+		"editor.unicodeHighlight.ambiguousCharacters": false,
+		"editor.unicodeHighlight.invisibleCharacters": false,
+		"editor.unicodeHighlight.nonBasicASCII":       false,
+		"editor.wordBasedSuggestions":                 "off",
+		"editor.folding":                              false,
+		"editor.matchBrackets":                        "never",
+		"editor.minimap.showRegionSectionHeaders":     false,
+		"editor.minimap.showMarkSectionHeaders":       false,
 	}
 }
 
