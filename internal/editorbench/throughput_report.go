@@ -54,15 +54,20 @@ func (r *report) printThroughput(b *strings.Builder) error {
 	if err := r.printCPUByProcess(b); err != nil {
 		return err
 	}
+	noSteady := false
 	for _, l := range r.Throughput {
 		steady, self := "-", "-"
 		if l.SteadyPerMinute.N > 0 {
 			steady, self = fmt.Sprintf("%.2f", l.Steady.Total), fmt.Sprintf("%.2f", l.Steady.Self)
+		} else {
+			noSteady = true
 		}
 		fmt.Fprintf(b, "%d sims: %s CPU seconds per dialogue steady, %.2f over the whole run (code-server + Chromium); this process %s / %.2f\n",
 			l.Sessions, steady, l.Whole.Total, self, l.Whole.Self)
 	}
-	fmt.Fprintf(b, "(- : no steady span: some window finished its first dialogue too late for one more dialogue per window after it)\n")
+	if noSteady {
+		fmt.Fprintf(b, "(- : no steady span: some window finished its first dialogue too late for one more dialogue per window after it)\n")
+	}
 	if lo, hi, ok := r.extremeLevels(); ok {
 		fmt.Fprintf(b, "memory per extra simulator (peak at %d sims minus peak at %d, over %d): RSS %.0f MiB, PSS %.0f MiB\n",
 			hi.Sessions, lo.Sessions, hi.Sessions-lo.Sessions, extraRSS(r), extraPSS(r))
