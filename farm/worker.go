@@ -117,9 +117,17 @@ func (w *Worker) pull(ctx context.Context, slot int) error {
 				return nil
 			}
 		}
-		fctx, cancel := context.WithTimeout(ctx, w.cfg.FetchWait)
-		msg, err := w.q.workers.Next(jetstream.FetchContext(fctx))
-		cancel()
+		// The pull's expiry goes to the server, and the client waits a
+		// second longer: a job the server hands out just before expiry
+		// still reaches this worker. (With a context deadline the client
+		// gave up 10% before it, and a job delivered in that gap sat
+		// unacked for the whole ack wait, 60 s, under load.)
+		msg, err := w.q.workers.Next(jetstream.FetchMaxWait(w.cfg.FetchWait))
+		if err == nil && ctx.Err() != nil {
+			// Stopping: hand the job straight back for another worker.
+			_ = msg.Nak()
+			err = ctx.Err()
+		}
 		if err != nil && w.cfg.Budget != nil {
 			w.cfg.Budget.Release()
 		}
@@ -211,7 +219,11 @@ func (w *Worker) handle(ctx context.Context, slot int, msg jetstream.Msg) {
 		_ = msg.Nak()
 		return
 	}
-	if err := msg.DoubleAck(ctx); err != nil {
+	// The result is published: acknowledge even when the run is ending
+	// (the collector stops the workers once the last result is in).
+	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if err := msg.DoubleAck(actx); err != nil {
 		log.Warn("ack job (the result is kept; a redelivery will find it)", zap.Error(err))
 	}
 	w.count(func(h *Health) {
