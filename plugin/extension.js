@@ -32,6 +32,9 @@ function statusText(busy) {
   return still ? '$(watch) Ask' : '$(loading~spin) Ask';
 }
 
+/** APPEND_INTERVAL_MS is the longest a streamed piece waits to be shown (one frame). */
+const APPEND_INTERVAL_MS = 16;
+
 /** ChatViewProvider renders the conversation and runs its requests one at a time. */
 class ChatViewProvider {
   constructor(extensionUri, log, status) {
@@ -231,6 +234,16 @@ class ChatViewProvider {
     this.controller = controller;
     const url = prompt.completionsUrl(cfg.get('baseUrl', ''));
     this.log.info(`turn ${turn}: POST ${url} (model ${body.model}, ${body.messages.length} messages)`);
+    // The view gets the streamed text at most once per frame: the pieces
+    // that arrive meanwhile (often a whole network read's worth) go out as
+    // one append, so the view lays out and paints once for them.
+    let pending = '';
+    let flushTimer;
+    const flush = () => {
+      flushTimer = undefined;
+      if (pending !== '' && gen === this.generation) this.post({ type: 'append', id: answer.id, text: pending });
+      pending = '';
+    };
     try {
       const text = await streamChat({
         url,
@@ -240,14 +253,17 @@ class ChatViewProvider {
         onDelta: (d) => {
           if (gen !== this.generation) return;
           answer.text += d;
-          this.post({ type: 'append', id: answer.id, text: d });
+          pending += d;
+          if (flushTimer === undefined) flushTimer = setTimeout(flush, APPEND_INTERVAL_MS);
         },
       });
+      clearTimeout(flushTimer); // finish carries the whole text
       if (gen !== this.generation) return;
       this.history.push({ role: 'user', content: user }, { role: 'assistant', content: text });
       this.finish(answer, 'done', text);
       this.log.info(`turn ${turn}: done, ${text.length} characters`);
     } catch (err) {
+      clearTimeout(flushTimer);
       if (gen !== this.generation) return; // the conversation was cleared meanwhile
       const reason = (err && err.message) || String(err);
       // A failed exchange is not part of the history the next request sends.
