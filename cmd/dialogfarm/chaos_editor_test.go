@@ -134,14 +134,29 @@ func chaosEditor(t *testing.T, cc chaosCase) {
 		cmd, _, exited := start()
 		var when string
 		if cc.wallClock {
-			wait := time.Duration(5+roll()*40) * time.Second
+			// Even kills at a random moment from the start (planning,
+			// editor start-up, the first dialogues); odd ones at a
+			// random moment once the lifetime's dialogues run (its first
+			// model request), so that records are written between kills.
+			from := "start"
+			if i%2 == 1 {
+				if !midDialogue(exited) {
+					t.Logf("lifetime %d ended by itself", i+1)
+					continue
+				}
+				from = "the first model request"
+			}
+			wait := time.Duration(roll()*float64(15*time.Second)) + 5*time.Second
+			if from == "start" {
+				wait = time.Duration(5+roll()*40) * time.Second
+			}
 			select {
 			case <-exited:
 				t.Logf("lifetime %d ended by itself", i+1)
 				continue
 			case <-time.After(wait):
 			}
-			when = wait.String()
+			when = wait.Round(time.Second).String() + " from " + from
 		} else {
 			// At a random pool request of this lifetime's first two dialogues.
 			for k := 1 + int(roll()*4); k > 0; k-- {

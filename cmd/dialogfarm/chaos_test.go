@@ -15,7 +15,8 @@ import (
 // and a model whose calls fail 20% of the time (429, 500, a dropped
 // stream, a hang past the member's timeout). The run is resumed after each
 // kill; at the end every config has exactly one record, ok or failed with
-// its reason.
+// its reason. Half the kills come once dialogues run, so that records are
+// written between kills; 24 configs leave enough for the victims.
 func TestChaosEditor(t *testing.T) {
 	kills := 10
 	if s := os.Getenv("DIALOGFARM_CHAOS_KILLS"); s != "" {
@@ -24,6 +25,6 @@ func TestChaosEditor(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	chaosEditor(t, chaosCase{n: 12, sessions: 2, kills: kills, wallClock: true,
+	chaosEditor(t, chaosCase{n: 24, sessions: 2, kills: kills, wallClock: true,
 		victims: []string{"code-server", "chromium"}, limit: 15 * time.Minute})
 }
