@@ -48,15 +48,7 @@ func (f *sourceFile) check(p dialog.Position) error {
 // visualCol is the column the status bar shows for p: tabs advance to the
 // next tab stop.
 func (f *sourceFile) visualCol(p dialog.Position) int {
-	v := 0
-	for _, r := range f.lines[p.Line-1][:p.Col-1] {
-		if r == '\t' {
-			v += f.tabSize - v%f.tabSize
-		} else {
-			v++
-		}
-	}
-	return v + 1
+	return len(f.widen(f.lines[p.Line-1][:p.Col-1])) + 1
 }
 
 // lineLen is the number of characters on a 1-based line.
@@ -87,17 +79,21 @@ func (f *sourceFile) selectedCount(s dialog.Selection) int {
 // shown is line's text as the editor draws it: each tab widened with
 // spaces to the next tab stop.
 func (f *sourceFile) shown(line int) string {
-	var b strings.Builder
-	v := 0
-	for _, r := range f.lines[line-1] {
+	return string(f.widen(f.lines[line-1]))
+}
+
+// widen returns the characters of a line's start with each tab widened
+// with spaces to the next tab stop.
+func (f *sourceFile) widen(rs []rune) []rune {
+	out := make([]rune, 0, len(rs))
+	for _, r := range rs {
 		if r == '\t' {
-			n := f.tabSize - v%f.tabSize
-			b.WriteString(strings.Repeat(" ", n))
-			v += n
+			for n := f.tabSize - len(out)%f.tabSize; n > 0; n-- {
+				out = append(out, ' ')
+			}
 			continue
 		}
-		b.WriteRune(r)
-		v++
+		out = append(out, r)
 	}
-	return b.String()
+	return out
 }

@@ -83,7 +83,7 @@ func (s *Session) selectRange(ctx context.Context, src *sourceFile, sel dialog.S
 	}
 	want := fmt.Sprintf("Ln %d, Col %d (%d selected)", sel.End.Line, src.visualCol(sel.End), src.selectedCount(sel))
 	from := sel.Start.Line
-	clicked, err := s.win.shiftClickText(ctx, sel.End.Line, src.visualCol(sel.End), []rune(src.shown(sel.End.Line)))
+	clicked, err := s.win.shiftClickText(ctx, sel.End.Line, src.visualCol(sel.End), src.shown(sel.End.Line))
 	if err != nil {
 		return err
 	}

@@ -316,8 +316,8 @@ const jsTextPoint = `(line, vcol, shown) => {
 // selection to there, then rests the mouse on the line's number so that
 // no hover opens over the text. It reports false, having done nothing,
 // when the editor does not show that spot.
-func (w *window) shiftClickText(ctx context.Context, line, vcol int, shown []rune) (bool, error) {
-	v, err := w.eval(ctx, jsTextPoint, line, vcol, string(shown))
+func (w *window) shiftClickText(ctx context.Context, line, vcol int, shown string) (bool, error) {
+	v, err := w.eval(ctx, jsTextPoint, line, vcol, shown)
 	if err != nil {
 		return false, fmt.Errorf("find line %d col %d in the editor: %w", line, vcol, err)
 	}
