@@ -29,8 +29,12 @@ func main() {
 	// signal, after the first was seen, ends the process at once.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	go func() { <-ctx.Done(); stop() }()
+	// So does a closed stdout or stderr pipe (SIGPIPE would end the
+	// process and leave a drive's editor running).
+	ctx, unwatch := stopOnClosedOutput(ctx, int(os.Stdout.Fd()), int(os.Stderr.Fd()))
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	cause := context.Cause(ctx) // nil unless a signal came
+	cause := context.Cause(ctx) // nil unless a signal came or the output closed
+	unwatch()
 	stop()
 	if cause != nil {
 		fmt.Fprintf(os.Stderr, "dialogfarm: stopped (%v); files already written are whole, run and drive resume where they stopped\n", cause)
