@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/nats-io/nats.go"
 	"go.uber.org/zap"
@@ -158,6 +159,7 @@ func driveFarm(ctx context.Context, cfg DriveConfig, configs []dialog.ChatConfig
 	if len(todo) == 0 {
 		return sum, nil
 	}
+	todo = groupByRepo(todo)
 	fc := cfg.Farm
 	q, run, closeFarm, err := openFarm(ctx, fc, out)
 	if err != nil {
@@ -273,6 +275,26 @@ var _ farm.Driver = RunnerDriver{}
 func (d RunnerDriver) DriveOne(ctx context.Context, slot int, c dialog.ChatConfig) (farm.Outcome, error) {
 	dl, retry, err := d.R.DriveSlot(ctx, slot, c)
 	return farm.Outcome{Dialogue: dl, Retry: retry}, err
+}
+
+// groupByRepo orders configs so that those on one repository follow each
+// other, the repositories in the order they first appear and the configs
+// of each in their own order. A window shows one repository's workspace:
+// a config on another one reloads the whole workbench (its start-up cost
+// again, and a new extension host), and configgen interleaves the
+// repositories it picks files from. The queue hands jobs out in enqueue
+// order, so the simulators move on to the next repository about once
+// each instead of about once per dialogue.
+func groupByRepo(cs []dialog.ChatConfig) []dialog.ChatConfig {
+	rank := map[string]int{}
+	for _, c := range cs {
+		if _, ok := rank[c.Repo]; !ok {
+			rank[c.Repo] = len(rank)
+		}
+	}
+	out := slices.Clone(cs)
+	slices.SortStableFunc(out, func(a, b dialog.ChatConfig) int { return rank[a.Repo] - rank[b.Repo] })
+	return out
 }
 
 func configIDs(cs []dialog.ChatConfig) []string {
