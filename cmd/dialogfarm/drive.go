@@ -96,7 +96,7 @@ func (a *app) drive(ctx context.Context) error {
 	if err := a.startMetrics(ctx, &dc); err != nil {
 		return err
 	}
-	responder, report, err := a.responder(out, dc.Run.Assignments, dc.Run.Adapters)
+	responder, report, err := a.responder(out, dc.Run)
 	if err != nil {
 		return err
 	}

@@ -265,7 +265,7 @@ func (a *app) worker(ctx context.Context) error {
 	if err := a.startMetrics(ctx, &dc); err != nil {
 		return err
 	}
-	responder, report, err := a.responder(out, dc.Run.Assignments, dc.Run.Adapters)
+	responder, report, err := a.responder(out, dc.Run)
 	if err != nil {
 		return err
 	}

@@ -55,9 +55,13 @@ func stageModel(name, baseURL, model, keyEnv string, timeout time.Duration, log 
 }
 
 // onePool is the pool of one member that --responder openai answers from.
-func onePool(baseURL, model, keyEnv, runDir string) pool.Config {
+// It takes a call from each of the sessions simulators at once (at least
+// the member default): with fewer slots the other windows would wait for
+// one, idle.
+func onePool(baseURL, model, keyEnv, runDir string, sessions int) pool.Config {
 	m := pool.DefaultMemberConfig()
 	m.Name, m.BaseURL, m.Model, m.APIKeyEnv = "openai", baseURL, model, keyEnv
+	m.MaxConcurrency = max(m.MaxConcurrency, sessions)
 	if m.BaseURL == "" {
 		m.BaseURL = defaultModelURL
 	}

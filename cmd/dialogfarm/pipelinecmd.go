@@ -203,7 +203,7 @@ func (a *app) runEnv(out string) (pipeline.RunEnv, func(), error) {
 		return env, nil, err
 	}
 	env.QueryModel = model
-	responder, report, err := a.responder(out, dc.Run.Assignments, dc.Run.Adapters)
+	responder, report, err := a.responder(out, dc.Run)
 	if err != nil {
 		return env, nil, err
 	}

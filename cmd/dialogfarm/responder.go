@@ -32,7 +32,8 @@ func addResponderFlags(cmd *cobra.Command) {
 // the plugin of its session's config writes messages (the run's adapters'
 // prompt: sections). done prints the pool's accounting (when there is a
 // pool) and must be called after the run.
-func (a *app) responder(out string, asg *driver.Assignments, adapters []*adapter.Adapter) (r capture.Responder, done func(io.Writer), err error) {
+func (a *app) responder(out string, rc driver.RunConfig) (r capture.Responder, done func(io.Writer), err error) {
+	asg, adapters := rc.Assignments, rc.Adapters
 	name := a.v.GetString("responder")
 	poolPath := a.v.GetString("pool-file")
 	if name == "" {
@@ -48,6 +49,7 @@ func (a *app) responder(out string, asg *driver.Assignments, adapters []*adapter
 		if err != nil {
 			return nil, noop, err
 		}
+		warnConcurrency(settings, rc.Sessions, a.log)
 		pr, err := newPoolResponder(settings, out, a.log)
 		if err != nil {
 			return nil, noop, err
@@ -68,7 +70,7 @@ func (a *app) responder(out string, asg *driver.Assignments, adapters []*adapter
 	case "openai":
 		// One upstream model: a pool of one through the same gateway as
 		// the pool's members, judged by the rules.
-		cfg := onePool(a.v.GetString("model-base-url"), a.v.GetString("model"), a.v.GetString("api-key-env"), out)
+		cfg := onePool(a.v.GetString("model-base-url"), a.v.GetString("model"), a.v.GetString("api-key-env"), out, rc.Sessions)
 		if err := cfg.ResolveKeys(os.LookupEnv); err != nil {
 			return nil, noop, err
 		}
@@ -95,4 +97,17 @@ func (a *app) rulesOnly(p respond.Proposer, name string, asg *driver.Assignments
 	r := respond.New(p, j, a.log.Named("responder"))
 	r.Name, r.Lookup, r.Reader = name, asg.Lookup, adapter.Set(adapters)
 	return r, nil
+}
+
+// warnConcurrency says which pool members take fewer calls at once than
+// the simulators can make: every turn asks each member, so the windows
+// beyond its max_concurrency wait for a slot (the wait counts as model
+// time and the editors sit idle).
+func warnConcurrency(s poolSettings, sessions int, log *zap.Logger) {
+	for _, m := range s.Pool.Members {
+		if m.MaxConcurrency < sessions {
+			log.Warn("a pool member takes fewer calls at once than there are simulators: the others wait for it; raise its max_concurrency",
+				zap.String("member", m.Name), zap.Int("max_concurrency", m.MaxConcurrency), zap.Int("sessions", sessions))
+		}
+	}
 }

@@ -117,7 +117,7 @@ func (a *app) run(ctx context.Context) error {
 	cfg.Report = analyst.DefaultReportConfig()
 	cfg.Report.KeptTurns = func(d dialog.Dialogue) int { return sft.KeptTurns(d, cfg.Export) }
 
-	responder, report, err := a.responder(out, cfg.Drive.Run.Assignments, cfg.Drive.Run.Adapters)
+	responder, report, err := a.responder(out, cfg.Drive.Run)
 	if err != nil {
 		return err
 	}
