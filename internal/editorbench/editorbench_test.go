@@ -4,6 +4,8 @@ import (
 	"context"
 	"io"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -144,4 +146,54 @@ func TestSideBySide(t *testing.T) {
 			t.Errorf("comparison does not match %q:\n%s", want, out)
 		}
 	}
+}
+
+// A renderer is forked from Chromium's zygote and shows the zygote's
+// command line until it sets its own: a process first seen so is counted
+// in the class it takes on.
+func TestSamplerReclassifiesForkedRenderer(t *testing.T) {
+	py := "/usr/bin/python3" // not a shim that runs it as a child
+	if _, err := os.Stat(py); err != nil {
+		t.Skip("no python3 to stand in for a forked renderer")
+	}
+	ready := filepath.Join(t.TempDir(), "renderer")
+	// Shown as a zygote until the marker file exists, then as a renderer
+	// (exec keeps the pid), busy so that CPU time is counted.
+	// The code names no type itself: the classes come from the arguments.
+	code := `import os, sys, time
+if sys.argv[1] != '--type=' + sys.argv[4]:
+    while not os.path.exists(sys.argv[2]): time.sleep(0.01)
+    os.execv(sys.executable, [sys.executable, '-c', sys.argv[3], '--type=' + sys.argv[4], sys.argv[2], sys.argv[3], sys.argv[4]])
+end = time.time() + 30
+while time.time() < end: pass`
+	cmd := exec.Command(py, "-c", code, "--type=zygote", ready, code, "renderer")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	pid := cmd.Process.Pid
+	s := startRSS(context.Background(), func() (int, int) { return 0, pid }, 10*time.Millisecond)
+	defer s.Stop()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if _, ok := s.CPUByClass()[classForked]; ok {
+			break
+		}
+	}
+	if _, ok := s.CPUByClass()[classForked]; !ok {
+		t.Fatalf("the process was never seen as a zygote: %v", s.CPUByClass())
+	}
+	if err := os.WriteFile(ready, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for time.Now().Before(deadline) {
+		byClass := s.CPUByClass()
+		if byClass["Chromium renderers"] >= 0.05 {
+			if _, ok := byClass[classForked]; ok {
+				t.Errorf("counted in both classes: %v", byClass)
+			}
+			return
+		}
+	}
+	t.Errorf("the process's CPU never moved to Chromium renderers: %v", s.CPUByClass())
 }

@@ -57,6 +57,11 @@ type cpuSpan struct {
 	first, last int64
 }
 
+// classForked is the class of Chromium's zygotes and utility processes,
+// and of a renderer sampled before it has replaced the zygote's command
+// line with its own: the sampler asks again for processes of this class.
+const classForked = "Chromium utility and zygote"
+
 // processClass names what a process of the editor or browser is, from its
 // command line, for the per-process CPU breakdown.
 func processClass(pid int, browser bool) string {
@@ -69,7 +74,7 @@ func processClass(pid int, browser bool) string {
 		case strings.Contains(c, "--type=gpu-process"):
 			return "Chromium GPU process"
 		case strings.Contains(c, "--type="):
-			return "Chromium utility and zygote"
+			return classForked
 		}
 		return "Chromium browser process"
 	}
@@ -216,6 +221,10 @@ func (s *rssSampler) sample(editorPID, browserPID int) {
 					c.first = 0
 				}
 				s.cpu[pid] = c
+			} else if c.class == classForked {
+				// A renderer is forked from the zygote and shows
+				// the zygote's command line until it sets its own.
+				c.class = processClass(pid, i == 1)
 			}
 			c.last = max(c.last, procs[pid].ticks)
 		}
