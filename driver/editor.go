@@ -41,6 +41,11 @@ type EditorConfig struct {
 	// SkippedBuiltins, the Runner keeps those an adapter says its plugin
 	// needs.
 	SkipBuiltin []string
+	// Builtins is code-server's own folder of built-in extensions. When
+	// set, code-server reads its built-ins from a folder of links to
+	// those that SkipBuiltin does not name (linkBuiltins), so the skipped
+	// ones are not even scanned.
+	Builtins string
 	// StartTimeout bounds the wait for the HTTP endpoint to answer.
 	StartTimeout time.Duration
 	// Password is what code-server's login page asks for; empty draws a
@@ -60,6 +65,7 @@ func DefaultEditorConfig(root string) EditorConfig {
 		Bin:           filepath.Join(root, "tools", "code-server.sh"),
 		ExtensionsDir: filepath.Join(root, "tools", "extensions"),
 		SkipBuiltin:   SkippedBuiltins(),
+		Builtins:      builtinsFolder(root),
 		StartTimeout:  60 * time.Second,
 	}
 }
@@ -233,20 +239,7 @@ func StartEditor(ctx context.Context, cfg EditorConfig, log *zap.Logger) (*Edito
 		return nil, fmt.Errorf("start code-server: %w", err)
 	}
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	cmd := exec.Command(cfg.Bin,
-		"--config", dirs.config,
-		"--auth", "password",
-		"--bind-addr", addr,
-		"--disable-telemetry",
-		"--disable-update-check",
-		"--disable-workspace-trust",
-		"--disable-getting-started-override",
-		"--disable-proxy",
-		"--disable-file-downloads",
-		"--disable-file-uploads",
-		"--user-data-dir", dirs.userData,
-		"--extensions-dir", cfg.ExtensionsDir,
-	)
+	cmd := exec.Command(cfg.Bin, editorArgs(cfg, dirs, addr)...)
 	cmd.Env = dirs.env
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -364,7 +357,30 @@ func (e *Editor) waitHTTP(ctx context.Context) error {
 type editorPaths struct {
 	userData string
 	config   string // code-server's config file: auth and password
+	builtins string // the folder of linked built-in extensions, if any
 	env      []string
+}
+
+// editorArgs is code-server's command line, listening on addr.
+func editorArgs(cfg EditorConfig, dirs editorPaths, addr string) []string {
+	args := []string{
+		"--config", dirs.config,
+		"--auth", "password",
+		"--bind-addr", addr,
+		"--disable-telemetry",
+		"--disable-update-check",
+		"--disable-workspace-trust",
+		"--disable-getting-started-override",
+		"--disable-proxy",
+		"--disable-file-downloads",
+		"--disable-file-uploads",
+		"--user-data-dir", dirs.userData,
+		"--extensions-dir", cfg.ExtensionsDir,
+	}
+	if dirs.builtins != "" {
+		args = append(args, "--builtin-extensions-dir", dirs.builtins)
+	}
+	return args
 }
 
 // editorDirs makes the isolated folders and writes the user settings.
@@ -383,6 +399,14 @@ func editorDirs(cfg EditorConfig) (editorPaths, error) {
 	p.env = env
 	if len(cfg.SkipBuiltin) > 0 {
 		p.env = append(p.env, "VSCODE_SKIP_BUILTIN_EXTENSIONS="+strings.Join(cfg.SkipBuiltin, ","))
+		// Another code-server than setup's keeps all its built-ins in
+		// place: the variable alone then skips them.
+		if st, err := os.Stat(cfg.Builtins); err == nil && st.IsDir() {
+			p.builtins = filepath.Join(cfg.Dir, "builtin-extensions")
+			if err := linkBuiltins(cfg.Builtins, p.builtins, cfg.SkipBuiltin); err != nil {
+				return p, fmt.Errorf("start code-server: %w", err)
+			}
+		}
 	}
 	settings := DefaultEditorSettings()
 	for k, v := range cfg.Settings {
