@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -151,5 +153,27 @@ func driveTestPage(t *testing.T, backend Backend, url string) []string {
 	_, err = w.eval(ctx, `() => { setTimeout(() => { location.href = '/second'; }, 50); return true; }`)
 	step("schedule a navigation", err)
 	step("poll across a navigation", w.waitFor(ctx, "the second page shows", `() => document.title === 'second'`))
+	checkNoBrowserUI(t, br.PID())
 	return log
+}
+
+// checkNoBrowserUI checks that Chromium runs no renderer for its own UI
+// beside the page's: the WebUI omnibox popup, which it otherwise preloads
+// at start (155 MiB), is switched off.
+func checkNoBrowserUI(t *testing.T, browserPID int) {
+	t.Helper()
+	renderers := 0
+	for _, pid := range processGroup(t, browserPID) {
+		cmdline, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+		c := string(bytes.ReplaceAll(cmdline, []byte{0}, []byte{' '}))
+		if strings.Contains(c, "--type=renderer") {
+			renderers++
+		}
+		if strings.Contains(c, "--top-chrome-webui") {
+			t.Errorf("Chromium runs a WebUI renderer for its own UI: %s", clip(c, 200))
+		}
+	}
+	if renderers == 0 {
+		t.Errorf("no renderer in Chromium's process group %d: the check sees nothing", browserPID)
+	}
 }
