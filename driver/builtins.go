@@ -80,3 +80,23 @@ func extensionID(dir string) (string, error) {
 	}
 	return m.Publisher + "." + m.Name, nil
 }
+
+// skippedKinds is the remote.extensionKind setting that keeps the skipped
+// built-ins out of the workbench's web worker extension host: code-server
+// skips them on its side only, and the workbench, which lists the
+// built-ins of its own build, then ran those that also have browser code
+// (Emmet, git-base, GitHub sign-in, merge-conflict, npm, the JSON client,
+// TypeScript's browser part, ...) in a web worker of every window. Marked
+// "workspace" they may run only where code-server has them: nowhere. In
+// the browser "web" is added back to a configured kind unless "-web" says
+// no.
+func skippedKinds(skip []string) map[string][]string {
+	if len(skip) == 0 {
+		return nil
+	}
+	kinds := map[string][]string{}
+	for _, id := range skip {
+		kinds[id] = []string{"workspace", "-web"}
+	}
+	return kinds
+}

@@ -1,6 +1,7 @@
 package driver
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -114,5 +115,46 @@ func TestEditorDirsBuiltinsFolder(t *testing.T) {
 	}
 	if args := strings.Join(editorArgs(cfg, dirs, "127.0.0.1:1"), " "); strings.Contains(args, "--builtin-extensions-dir") {
 		t.Errorf("without code-server's folder, args %q still name one", args)
+	}
+}
+
+// The skipped built-ins may run only where code-server has them, so the
+// workbench's web worker extension host does not run their browser code;
+// a user's own remote.extensionKind wins.
+func TestSettingsKeepSkippedOutOfTheWebWorker(t *testing.T) {
+	read := func(cfg EditorConfig) map[string]any {
+		t.Helper()
+		if _, err := editorDirs(cfg); err != nil {
+			t.Fatal(err)
+		}
+		data, err := os.ReadFile(filepath.Join(cfg.Dir, "user-data", "User", "settings.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var s map[string]any
+		if err := json.Unmarshal(data, &s); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	s := read(EditorConfig{Dir: t.TempDir(), Password: "pw", SkipBuiltin: []string{"vscode.emmet", "vscode.git-base"}})
+	kinds, _ := s["remote.extensionKind"].(map[string]any)
+	for _, id := range []string{"vscode.emmet", "vscode.git-base"} {
+		if k, _ := kinds[id].([]any); len(k) != 2 || k[0] != "workspace" || k[1] != "-web" {
+			t.Errorf("remote.extensionKind[%s] = %v, want [workspace -web]", id, kinds[id])
+		}
+	}
+	if len(kinds) != 2 {
+		t.Errorf("remote.extensionKind = %v, want the two skipped", kinds)
+	}
+	s = read(EditorConfig{Dir: t.TempDir(), Password: "pw"})
+	if _, ok := s["remote.extensionKind"]; ok {
+		t.Errorf("nothing skipped, yet remote.extensionKind = %v", s["remote.extensionKind"])
+	}
+	own := map[string]any{"pub.web": []string{"web"}}
+	s = read(EditorConfig{Dir: t.TempDir(), Password: "pw", SkipBuiltin: []string{"vscode.emmet"},
+		Settings: map[string]any{"remote.extensionKind": own}})
+	if kinds, _ := s["remote.extensionKind"].(map[string]any); len(kinds) != 1 || kinds["pub.web"] == nil {
+		t.Errorf("the user's remote.extensionKind became %v", s["remote.extensionKind"])
 	}
 }

@@ -415,6 +415,9 @@ func editorDirs(cfg EditorConfig) (editorPaths, error) {
 		}
 	}
 	settings := DefaultEditorSettings()
+	if kinds := skippedKinds(cfg.SkipBuiltin); kinds != nil {
+		settings["remote.extensionKind"] = kinds
+	}
 	for k, v := range cfg.Settings {
 		settings[k] = v
 	}
