@@ -34,8 +34,9 @@ t.addEventListener('contextmenu', (e) => { e.preventDefault(); events.push('cont
 // TestBackends drives a small page with each backend through the window
 // methods the steps use, and checks what the page saw: the same key
 // events (modifiers held, text typed), clicks where they were aimed,
-// inserted text, accepted dialogs, a screenshot, a poll that survives a
-// navigation and a script error reported as an error.
+// inserted text, accepted dialogs, a screenshot, a patient poll that sees
+// a change in a frame, a poll that survives a navigation and a script
+// error reported as an error.
 func TestBackends(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
@@ -146,6 +147,23 @@ func driveTestPage(t *testing.T, backend Backend, url string) []string {
 		if !slices.Contains(log, want) {
 			t.Errorf("the page saw no %q in %q", want, log)
 		}
+	}
+
+	// A patient poll (the wait for the model) sees a change inside a
+	// same-origin frame when it happens, and checks the page only about
+	// once a second meanwhile, not 20 times.
+	_, err = w.eval(ctx, `() => { const f = document.createElement('iframe'); f.srcdoc = '<p id="x">wait</p>'; document.body.append(f); return true; }`)
+	step("add a frame", err)
+	step("the frame loads", w.waitFor(ctx, "the frame shows its paragraph", `() => !!document.querySelector('iframe')?.contentDocument?.getElementById('x')`))
+	_, err = w.eval(ctx, `() => { window.checks = 0; setTimeout(() => { document.querySelector('iframe').contentDocument.getElementById('x').dataset.state = 'done'; }, 1500); return true; }`)
+	step("schedule a change in the frame", err)
+	checks, err := w.pollPaced(ctx, patient, "the frame's paragraph is done", `() => {
+		window.checks++;
+		return document.querySelector('iframe').contentDocument.getElementById('x').dataset.state === 'done' ? window.checks : null;
+	}`)
+	step("patient poll", err)
+	if n := checks.Int(); n < 2 || n > 8 {
+		t.Errorf("the patient poll checked %d times over 1.5 s, want 2 (at the start and on the change) plus about one a second", n)
 	}
 
 	// The page navigates while a poll waits in it: the poll goes on in the

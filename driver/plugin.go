@@ -207,7 +207,13 @@ func (w *window) waitAnswer(ctx context.Context, u ui, userBefore, before, turn 
 		if (!st[key] || st[key].text !== text) { st[key] = {text, since: now}; return null; }
 		return text !== '' && now - st[key].since >= ui.stableMS ? out : null;`, jsChatDoc)
 	key := fmt.Sprintf("%d-%d", before, turn)
-	v, err := w.value(ctx, fmt.Sprintf("the answer to turn %d is done", turn), finder, u, userBefore, before, key)
+	// What the model's answer does shows in the DOM, except for the end
+	// of a stable text, which only time shows.
+	p := patient
+	if u.StableMS > 0 {
+		p = brisk
+	}
+	res, err := w.pollPaced(ctx, p, fmt.Sprintf("the answer to turn %d is done", turn), finder, u, userBefore, before, key)
 	if err != nil {
 		if errIsTimeout(err) && !w.turnShown(ctx, u, userBefore, before) {
 			return chatMessage{}, fmt.Errorf("wait until the view shows question %d: %w", turn, err)
@@ -215,7 +221,7 @@ func (w *window) waitAnswer(ctx context.Context, u ui, userBefore, before, turn 
 		return chatMessage{}, err
 	}
 	var m chatMessage
-	if err := jsonUnmarshal(v, &m); err != nil {
+	if err := jsonUnmarshal(res.Str(), &m); err != nil {
 		return m, fmt.Errorf("read answer to turn %d: %w", turn, err)
 	}
 	return m, nil

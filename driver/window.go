@@ -45,13 +45,13 @@ func (w *window) close() error { return w.page.Close() }
 // jsPoll wraps a predicate so that one evaluation waits in the page: it
 // checks the predicate when the DOM changes (a MutationObserver on the page
 // and on every same-origin frame inside it, such as a plugin's webview),
-// when focus or the selection moves, and at the latest every 50 ms (for
+// when focus or the selection moves, and at the latest every tick milliseconds (for
 // states no DOM change shows, e.g. a performance mark or a frame that
 // navigated); it resolves with the predicate's first truthy value, or with
 // null after slice milliseconds (the Go side then checks its context and
 // waits again). One DevTools round trip per slice; an idle window costs
 // almost nothing while it waits, unlike checking every 15 ms.
-const jsPoll = `(pred, slice, ...a) => new Promise((resolve) => {
+const jsPoll = `(pred, slice, tick, ...a) => new Promise((resolve) => {
 	let done = false, timer = 0;
 	const observers = [], docs = new Set();
 	const events = ['focusin', 'focusout', 'selectionchange', 'input', 'keyup'];
@@ -85,27 +85,47 @@ const jsPoll = `(pred, slice, ...a) => new Promise((resolve) => {
 		if (v) return finish(v);
 		if (performance.now() - t0 > slice) return finish(null);
 	}
-	const tick = () => {
+	const next = () => {
 		if (done) return;
 		scan(document);
 		check();
-		if (!done) timer = setTimeout(tick, 50);
+		if (!done) timer = setTimeout(next, tick);
 	};
-	tick();
+	next();
 })`
+
+// pace is how a poll waits in the page: its check when no DOM change
+// shows and the longest one evaluation waits before the Go side looks at
+// its context.
+type pace struct{ tick, slice time.Duration }
+
+var (
+	// brisk is for the UI's own reactions: a state no DOM change shows
+	// is seen within 50 ms.
+	brisk = pace{tick: 50 * time.Millisecond, slice: 2 * time.Second}
+	// patient is for waiting on the model: what it shows changes the
+	// DOM, so a check a second is enough (20 a second were most of what
+	// a window waiting for a 10 s answer cost its renderer).
+	patient = pace{tick: time.Second, slice: 10 * time.Second}
+)
 
 // poll evaluates the JS function until it returns a truthy value, which it
 // returns. what names the awaited state in the error, e.g.
 // `the status bar shows "Ln 9, Col 5"`; a deadline gives an error that
 // wraps context.DeadlineExceeded.
 func (w *window) poll(ctx context.Context, what, js string, args ...any) (gson.JSON, error) {
+	return w.pollPaced(ctx, brisk, what, js, args...)
+}
+
+// pollPaced is poll at pace p.
+func (w *window) pollPaced(ctx context.Context, p pace, what, js string, args ...any) (gson.JSON, error) {
 	call := `(...a) => (` + jsPoll + `)((` + js + `), ...a)`
 	for {
-		slice := 2000.0
+		slice := float64(p.slice.Milliseconds())
 		if dl, ok := ctx.Deadline(); ok {
 			slice = max(min(slice, float64(time.Until(dl).Milliseconds())), 1)
 		}
-		res, err := w.eval(ctx, call, append([]any{slice}, args...)...)
+		res, err := w.eval(ctx, call, append([]any{slice, p.tick.Milliseconds()}, args...)...)
 		switch {
 		case ctx.Err() != nil:
 			return gson.JSON{}, fmt.Errorf("wait until %s: %w", what, context.DeadlineExceeded)
