@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -156,5 +157,42 @@ func TestSettingsKeepSkippedOutOfTheWebWorker(t *testing.T) {
 		Settings: map[string]any{"remote.extensionKind": own}})
 	if kinds, _ := s["remote.extensionKind"].(map[string]any); len(kinds) != 1 || kinds["pub.web"] == nil {
 		t.Errorf("the user's remote.extensionKind became %v", s["remote.extensionKind"])
+	}
+}
+
+// checkNoBuiltinInWebWorker reads which built-in extensions' browser code
+// the windows fetched (the URLs in Chromium's HTTP cache): the workbench's
+// web worker extension host runs a built-in that code-server skips unless
+// the settings forbid it, and none of the skipped ones may be fetched.
+func checkNoBuiltinInWebWorker(t *testing.T, root, cache string) {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(cache, "*_0"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no HTTP cache entry under %s (%v)", cache, err)
+	}
+	skipped := map[string]bool{}
+	for _, id := range SkippedBuiltins() {
+		skipped[strings.ToLower(id)] = true
+	}
+	url := regexp.MustCompile(`/static/extensions/([^/]+)/[^\x00\s]*browser[^\x00\s]*\.js`)
+	sawWorkbench := false
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sawWorkbench = sawWorkbench || strings.Contains(string(data), "/static/out/vs/code/browser/workbench/workbench.js")
+		for _, m := range url.FindAllSubmatch(data, -1) {
+			id, err := extensionID(filepath.Join(builtinsFolder(root), string(m[1])))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if skipped[strings.ToLower(id)] && id != "vscode.merge-conflict" {
+				t.Errorf("the browser fetched skipped built-in %s's browser code: %s", id, m[0])
+			}
+		}
+	}
+	if !sawWorkbench {
+		t.Errorf("the workbench's script is not among %d cache entries: the check sees nothing", len(files))
 	}
 }

@@ -249,6 +249,7 @@ func endToEnd(t *testing.T, backend Backend) {
 	t.Run("only the built-in extensions an adapter needs are loaded", func(t *testing.T) {
 		editorOnly(t)
 		checkBuiltinsSkipped(t, filepath.Join(out, "editor", "user-data", "logs"))
+		checkNoBuiltinInWebWorker(t, root, filepath.Join(out, "browser", "chromium-profile", "Default", "Cache", "Cache_Data"))
 	})
 	t.Run("a crashed editor is restarted", func(t *testing.T) {
 		editorOnly(t)
