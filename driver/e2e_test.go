@@ -140,6 +140,12 @@ func endToEnd(t *testing.T, backend Backend) {
 	}
 	rc.PluginVersion = manifest.ID() + "@" + manifest.Version
 	rc.Timeouts.Answer = time.Minute
+	if backend == BackendRod {
+		// The window is replaced once, before the first run's last
+		// config, which must pass on the fresh window (the same on
+		// every backend: checked once).
+		rc.Recycle.After = len(e2eConfigs()) + len(quillConfigs()) - 1
+	}
 	r = NewRunner(rc, srv, nil, log)
 	setFakeKeys(t)
 	if err := r.Start(ctx); err != nil {
@@ -164,6 +170,12 @@ func endToEnd(t *testing.T, backend Backend) {
 			t.Logf("%s: %s %s %s (artifacts %s)", d.ConfigID, d.Status, d.FailedStep, d.Error, d.Artifacts)
 		}
 		t.Fatalf("summary %+v, want %d ok", sum, len(configs))
+	}
+	if want := map[Backend]int{BackendRod: 1}[backend]; r.Recycled() != want {
+		t.Errorf("%d windows replaced, want %d (recycle after %d dialogues, %d configs)", r.Recycled(), want, rc.Recycle.After, len(configs))
+	}
+	if heap := r.sessions[0].use.heapMiB; heap <= 0 || heap > float64(rc.Recycle.HeapMiB) {
+		t.Errorf("window heap read as %.1f MiB, want a reading between 0 and the %d MiB bound", heap, rc.Recycle.HeapMiB)
 	}
 	quillTurns := 0
 	for _, c := range configs {

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -44,6 +45,8 @@ type RunConfig struct {
 	// Assignments, when set, is told which config each session is
 	// driving, so that a responder can look up a request's config.
 	Assignments *Assignments
+	// Recycle says when a window is replaced by a fresh one.
+	Recycle Recycle
 }
 
 // Progress says how far a Drive call has got.
@@ -93,6 +96,7 @@ func DefaultRunConfig(root, out string) RunConfig {
 		Editor:   DefaultEditorConfig(root),
 		Browser:  DefaultBrowserConfig(),
 		Timeouts: DefaultTimeouts(),
+		Recycle:  DefaultRecycle(),
 	}
 	// A checkout without plugin/ gets no adapter; Start says so.
 	if a, err := adapter.Load(adapter.DefaultName, root); err == nil {
@@ -120,6 +124,7 @@ type Runner struct {
 	loads    chan struct{} // one window loads at a time: loads saturate the CPU
 	sessions []*Session    // the simulators' windows, opened by Drive
 	lock     *FolderLock   // the run folder's lock, when Start took it
+	recycled atomic.Int64  // windows replaced under cfg.Recycle
 }
 
 // NewRunner prepares a run; Start launches the editor and browser.
@@ -352,7 +357,11 @@ func (r *Runner) Drive(ctx context.Context, configs []dialog.ChatConfig) (Summar
 // retry says a failure may pass on another attempt (anything but a config
 // that does not fit its repository).
 func (r *Runner) driveOne(ctx context.Context, sess *Session, c dialog.ChatConfig) (d dialog.Dialogue, ok, retry bool) {
-	if err := r.refresh(ctx, sess); err != nil {
+	err := r.recycle(ctx, sess)
+	if err == nil {
+		err = r.refresh(ctx, sess)
+	}
+	if err != nil {
 		d := dialog.Dialogue{ConfigID: c.ID, Config: c, Session: sess.ID, StartedAt: time.Now().UTC(),
 			Status: dialog.StatusFailed, FailedStep: "editor", Error: err.Error()}
 		return d, ctx.Err() == nil, true
@@ -373,8 +382,9 @@ func (r *Runner) driveOne(ctx context.Context, sess *Session, c dialog.ChatConfi
 		}
 	}()
 	r.cfg.Assignments.set(sess.ID, &c)
-	d, err := sess.Drive(dctx, c)
+	d, err = sess.Drive(dctx, c)
 	r.cfg.Assignments.set(sess.ID, nil)
+	r.used(ctx, sess)
 	d.Versions = r.Versions()
 	if ctx.Err() != nil {
 		return d, false, false
@@ -429,7 +439,7 @@ func (r *Runner) refresh(ctx context.Context, sess *Session) error {
 		if err != nil {
 			return err
 		}
-		sess.win = &window{page: page}
+		sess.win, sess.use = &window{page: page}, windowUse{}
 		sess.reload()
 	}
 	return nil

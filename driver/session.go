@@ -52,6 +52,7 @@ type Session struct {
 	workspace string // the workspace file the window shows, "" before load
 	timeouts  Timeouts
 	loads     chan struct{} // held while the window loads a workspace
+	use       windowUse     // since the window was opened, for Recycle
 	log       *zap.Logger
 }
 

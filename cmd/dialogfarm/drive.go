@@ -67,6 +67,9 @@ func addDriveFlags(cmd *cobra.Command) {
 	f.String("sessions", "1", "simulators (browser windows) driving at once on one code-server; auto: as many as CPU and memory allow (at most 8), each dialogue admitted while the machine has CPU and memory to spare; 0 with --nats leaves the driving to remote workers")
 	f.StringSlice("adapter", []string{adapter.DefaultName}, "plugin adapter: a bundled name ("+strings.Join(adapter.Bundled(), ", ")+") or an adapter YAML file; repeat for several plugins (the first drives configs without a plugin field)")
 	f.Duration("answer-timeout", 5*time.Minute, "longest wait for one answer")
+	rec := driver.DefaultRecycle()
+	f.Int("recycle-after", rec.After, "replace a simulator's window with a fresh one after this many dialogues (0: never by count)")
+	f.Int("recycle-heap-mib", rec.HeapMiB, "replace a simulator's window whose JavaScript heap in use passed this many MiB after a dialogue (0: never by memory)")
 	addFarmFlags(cmd)
 	f.Int("context-lines", configgen.DefaultConfig().ContextLines, "lines before and after the cursor the plugin sends when nothing is selected (written as its askplugin.contextLines setting)")
 }
@@ -153,6 +156,10 @@ func (a *app) driveConfig(out string) (pipeline.DriveConfig, error) {
 	}
 	rc.Sessions = sessions
 	rc.Timeouts.Answer = a.v.GetDuration("answer-timeout")
+	rc.Recycle = driver.Recycle{After: a.v.GetInt("recycle-after"), HeapMiB: a.v.GetInt("recycle-heap-mib")}
+	if err := rc.Recycle.Validate(); err != nil {
+		return pipeline.DriveConfig{}, fmt.Errorf("--recycle-after/--recycle-heap-mib: %w", err)
+	}
 	rc.PluginVersion = strings.Join(versions, ",")
 	rc.Assignments = driver.NewAssignments()
 	fc, err := a.farmConfig()

@@ -1,0 +1,95 @@
+package driver
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// Recycle says when a simulator's window is replaced by a fresh one
+// between two dialogues, so that a long run's windows do not grow without
+// bound: the new window loads the workbench afresh, with its own extension
+// host, and the old one's memory goes back to the machine.
+type Recycle struct {
+	// After is how many dialogues a window drives before it is replaced
+	// (0: never by count).
+	After int
+	// HeapMiB is the window's JavaScript heap in use, read after each
+	// dialogue, above which it is replaced before the next one (0: never
+	// by memory). A fresh workbench uses well under 100 MiB.
+	HeapMiB int
+}
+
+// DefaultRecycle replaces a window whose heap passed 1 GiB: a guard
+// against a leak in the workbench or a plugin, which a healthy window
+// never reaches.
+func DefaultRecycle() Recycle { return Recycle{HeapMiB: 1024} }
+
+// Validate rejects negative bounds.
+func (c Recycle) Validate() error {
+	if c.After < 0 || c.HeapMiB < 0 {
+		return fmt.Errorf("recycle: after %d dialogues, heap %d MiB: want 0 (never) or more", c.After, c.HeapMiB)
+	}
+	return nil
+}
+
+// jsHeapMiB reads the page's JavaScript heap in use (Chromium's
+// performance.memory, in steps of ~100 KiB without precise memory info).
+const jsHeapMiB = `() => performance.memory ? performance.memory.usedJSHeapSize / 1048576 : 0`
+
+// windowUse is what a window has done since it was opened, for Recycle.
+type windowUse struct {
+	dialogues int
+	heapMiB   float64
+}
+
+// reason is why the window is due for replacement, or "".
+func (u windowUse) reason(c Recycle) string {
+	switch {
+	case c.After > 0 && u.dialogues >= c.After:
+		return fmt.Sprintf("it drove %d dialogues (recycle after %d)", u.dialogues, c.After)
+	case c.HeapMiB > 0 && u.heapMiB > float64(c.HeapMiB):
+		return fmt.Sprintf("its JavaScript heap is %.0f MiB (recycle above %d MiB)", u.heapMiB, c.HeapMiB)
+	}
+	return ""
+}
+
+// used counts a dialogue on the session's window and reads its heap when
+// a memory bound is set; a window that cannot say keeps its last reading
+// (refresh finds a dead one).
+func (r *Runner) used(ctx context.Context, sess *Session) {
+	sess.use.dialogues++
+	if r.cfg.Recycle.HeapMiB == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if v, err := sess.win.eval(ctx, jsHeapMiB); err == nil {
+		sess.use.heapMiB = v.Num()
+		sess.log.Debug("window heap", zap.Float64("mib", sess.use.heapMiB), zap.Int("dialogues", sess.use.dialogues))
+	}
+}
+
+// recycle replaces the session's window with a fresh one when Recycle
+// says it is due; the next dialogue loads its workspace.
+func (r *Runner) recycle(ctx context.Context, sess *Session) error {
+	why := sess.use.reason(r.cfg.Recycle)
+	if why == "" {
+		return nil
+	}
+	sess.log.Info("replacing the window with a fresh one", zap.String("why", why))
+	_ = sess.win.close()
+	page, err := r.reopenWindow(ctx)
+	if err != nil {
+		return fmt.Errorf("replace the window (%s): %w", why, err)
+	}
+	sess.win, sess.use = &window{page: page}, windowUse{}
+	sess.reload()
+	r.recycled.Add(1)
+	return nil
+}
+
+// Recycled is how many windows this Runner replaced under Recycle.
+func (r *Runner) Recycled() int { return int(r.recycled.Load()) }
