@@ -90,6 +90,10 @@ type page interface {
 	Mouse(ctx context.Context, e mouseEvent) error
 	// Screenshot returns a PNG of the window.
 	Screenshot(ctx context.Context) ([]byte, error)
+	// HeapUsed is the JavaScript heap in use of the window's isolate, in
+	// bytes (DevTools Runtime.getHeapUsage: exact, unlike the page's own
+	// performance.memory, which is bucketed and cached for minutes).
+	HeapUsed(ctx context.Context) (float64, error)
 	// Close closes the window.
 	Close() error
 }

@@ -318,6 +318,14 @@ func (p *cdpPage) Screenshot(ctx context.Context) ([]byte, error) {
 	return res.Data, nil
 }
 
+func (p *cdpPage) HeapUsed(ctx context.Context) (float64, error) {
+	res, err := cdp.Call(ctx, p.t, runtime.GetHeapUsage, cdp.Empty{})
+	if err != nil {
+		return 0, err
+	}
+	return res.UsedSize, nil
+}
+
 // Close closes the tab (chromedp closes it when its context ends).
 func (p *cdpPage) Close() error {
 	p.cancel()

@@ -183,4 +183,12 @@ func (r rodPage) Screenshot(ctx context.Context) ([]byte, error) {
 	return r.p.Context(ctx).Screenshot(false, nil)
 }
 
+func (r rodPage) HeapUsed(ctx context.Context) (float64, error) {
+	res, err := proto.RuntimeGetHeapUsage{}.Call(r.p.Context(ctx))
+	if err != nil {
+		return 0, err
+	}
+	return res.UsedSize, nil
+}
+
 func (r rodPage) Close() error { return r.p.Close() }

@@ -116,6 +116,17 @@ func driveTestPage(t *testing.T, backend Backend, url string) []string {
 	step("open a dialog", err)
 	step("dialog", w.waitFor(ctx, "the dialog was accepted", `() => window.confirmed === true`))
 
+	// The heap grows by what the page keeps: 20 MiB of strings show.
+	before, err := w.page.HeapUsed(ctx)
+	step("heap", err)
+	_, err = w.eval(ctx, `() => { window.kept = Array.from({length: 20}, (_, i) => String(i).padEnd(1 << 20, 'x').split('').join('')); return true; }`)
+	step("allocate", err)
+	after, err := w.page.HeapUsed(ctx)
+	step("heap after", err)
+	if before <= 0 || after-before < 10<<20 {
+		t.Errorf("heap in use %.1f MiB, then %.1f MiB after keeping 20 MiB of strings", before/(1<<20), after/(1<<20))
+	}
+
 	png, err := w.screenshot(ctx)
 	step("screenshot", err)
 	if !bytes.HasPrefix(png, []byte("\x89PNG")) {

@@ -35,10 +35,6 @@ func (c Recycle) Validate() error {
 	return nil
 }
 
-// jsHeapMiB reads the page's JavaScript heap in use (Chromium's
-// performance.memory, in steps of ~100 KiB without precise memory info).
-const jsHeapMiB = `() => performance.memory ? performance.memory.usedJSHeapSize / 1048576 : 0`
-
 // windowUse is what a window has done since it was opened, for Recycle.
 type windowUse struct {
 	dialogues int
@@ -66,8 +62,8 @@ func (r *Runner) used(ctx context.Context, sess *Session) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	if v, err := sess.win.eval(ctx, jsHeapMiB); err == nil {
-		sess.use.heapMiB = v.Num()
+	if used, err := sess.win.page.HeapUsed(ctx); err == nil {
+		sess.use.heapMiB = used / (1 << 20)
 		sess.log.Debug("window heap", zap.Float64("mib", sess.use.heapMiB), zap.Int("dialogues", sess.use.dialogues))
 	}
 }
