@@ -160,7 +160,9 @@ func endToEnd(t *testing.T, backend Backend) {
 			t.Fatal(err)
 		}
 	}
+	stopWatch := watchPortScans(func() int { ed, _ := r.PIDs(); return ed })
 	sum, err := r.Drive(ctx, configs)
+	scans, group := stopWatch()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -258,6 +260,18 @@ func endToEnd(t *testing.T, backend Backend) {
 			t.Skip("the editor's side, the same on every backend: checked with rod")
 		}
 	}
+	t.Run("extension hosts scan for ports to forward only as they start", func(t *testing.T) {
+		editorOnly(t)
+		if len(group) == 0 && len(scans) == 0 {
+			t.Fatal("saw no process start in code-server's group while the dialogues ran")
+		}
+		for host, n := range scans {
+			if n > 1 {
+				t.Errorf("process %d (an extension host) ran %d port scans while the dialogues ran, want only the one at its start", host, n)
+			}
+		}
+		t.Logf("port scans by extension host: %v; other processes started: %q", scans, group)
+	})
 	t.Run("only the built-in extensions an adapter needs are loaded", func(t *testing.T) {
 		editorOnly(t)
 		checkBuiltinsSkipped(t, filepath.Join(out, "editor", "user-data", "logs"))

@@ -175,6 +175,14 @@ func DefaultEditorSettings() map[string]any {
 		"typescript.validate.enable":                 false,
 		"javascript.validate.enable":                 false,
 		"typescript.surveys.enabled":                 false,
+		// code-server is a remote to the workbench and has a tunnel
+		// provider, so even with remote.autoForwardPorts off every
+		// window's extension host looked for ports to forward: at least
+		// every 2 s it ran `ls -l /proc/[0-9]*/fd/[0-9]* | grep socket:`
+		// in a shell and read every process's cmdline and cwd (the
+		// longer, the more processes the machine runs). With the
+		// "output" source it looks for nothing (no terminal runs).
+		"remote.autoForwardPortsSource": "output",
 		// Each of these has the workbench feed an editor web worker
 		// (links, colours, Unicode and section-header scans of every
 		// opened file; minimap section headers are scanned even with the
