@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -129,6 +130,9 @@ func chaosEditor(t *testing.T, cc chaosCase) {
 		}
 	}
 	began := time.Now()
+	// Configs the kills leave for the victims: a dialogue in flight and
+	// one after it each, and two to spare (a kill can land a record late).
+	reserve := 2*len(cc.victims) + 2
 
 	for i := range cc.kills {
 		cmd, _, exited := start()
@@ -150,13 +154,24 @@ func chaosEditor(t *testing.T, cc chaosCase) {
 			if from == "start" {
 				wait = time.Duration(5+roll()*40) * time.Second
 			}
+			// A lifetime records at most its share of the configs the
+			// victims do not need: the kill comes at the random moment
+			// or once that share is recorded, whichever is first (with
+			// fast windows, random moments alone left no config for the
+			// victims).
+			have := countLinesIfAny(records)
+			share := max((cc.n-reserve-have)/(cc.kills-i), 0)
+			reached := waitForLinesIn(exited, wait, have+share, records)
 			select {
 			case <-exited:
 				t.Logf("lifetime %d ended by itself", i+1)
 				continue
-			case <-time.After(wait):
+			default:
 			}
 			when = wait.Round(time.Second).String() + " from " + from
+			if reached {
+				when = fmt.Sprintf("its share of %d records, before %s", share, when)
+			}
 		} else {
 			// At a random pool request of this lifetime's first two dialogues.
 			for k := 1 + int(roll()*4); k > 0; k-- {

@@ -16,7 +16,8 @@ import (
 // stream, a hang past the member's timeout). The run is resumed after each
 // kill; at the end every config has exactly one record, ok or failed with
 // its reason. Half the kills come once dialogues run, so that records are
-// written between kills; 24 configs leave enough for the victims.
+// written between kills, each lifetime at most its share of the 24 configs
+// so that some are left for the victims.
 func TestChaosEditor(t *testing.T) {
 	kills := 10
 	if s := os.Getenv("DIALOGFARM_CHAOS_KILLS"); s != "" {
