@@ -52,12 +52,12 @@ func (u windowUse) reason(c Recycle) string {
 	return ""
 }
 
-// used counts a dialogue on the session's window and reads its heap when
-// a memory bound is set; a window that cannot say keeps its last reading
-// (refresh finds a dead one).
-func (r *Runner) used(ctx context.Context, sess *Session) {
+// used counts a dialogue on the session's window and, after one that
+// passed, reads its heap when a memory bound is set (after a failure the
+// window may not answer; refresh deals with it, and the next pass reads).
+func (r *Runner) used(ctx context.Context, sess *Session, passed bool) {
 	sess.use.dialogues++
-	if r.cfg.Recycle.HeapMiB == 0 {
+	if r.cfg.Recycle.HeapMiB == 0 || !passed {
 		return
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)

@@ -384,11 +384,11 @@ func (r *Runner) driveOne(ctx context.Context, sess *Session, c dialog.ChatConfi
 	r.cfg.Assignments.set(sess.ID, &c)
 	d, err = sess.Drive(dctx, c)
 	r.cfg.Assignments.set(sess.ID, nil)
-	r.used(ctx, sess)
 	d.Versions = r.Versions()
 	if ctx.Err() != nil {
 		return d, false, false
 	}
+	r.used(ctx, sess, err == nil)
 	if err != nil && errors.Is(context.Cause(dctx), ErrEditorExited) {
 		d.Error = fmt.Sprintf("%v mid-dialogue (the step was cut short: %s)", ErrEditorExited, d.Error)
 	}
