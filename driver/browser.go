@@ -126,14 +126,50 @@ type mouseEvent struct {
 // launchBrowser starts Chromium with the configured backend (go-rod when
 // none is set).
 func launchBrowser(ctx context.Context, cfg BrowserConfig, log *zap.Logger) (browser, error) {
+	var b browser
 	switch cfg.Backend {
 	case BackendRod, "":
-		return LaunchRod(ctx, cfg, log)
+		rb, err := LaunchRod(ctx, cfg, log)
+		if err != nil {
+			return nil, err
+		}
+		b = rb
 	case BackendChromedp:
-		return launchChromedp(ctx, cfg, log)
+		cb, err := launchChromedp(ctx, cfg, log)
+		if err != nil {
+			return nil, err
+		}
+		b = cb
+	default:
+		_, err := ParseBackend(string(cfg.Backend))
+		return nil, fmt.Errorf("launch chromium: %w", err)
 	}
-	_, err := ParseBackend(string(cfg.Backend))
-	return nil, fmt.Errorf("launch chromium: %w", err)
+	if err := endStartup(ctx, b); err != nil {
+		b.Close()
+		return nil, err
+	}
+	return b, nil
+}
+
+// endStartup opens a blank window, so that Chromium's start-up ends at once.
+// Chromium holds its best-effort tasks back until a page has loaded and
+// stayed idle for a second (with a fail-safe of minutes), and service
+// worker register and update jobs are such tasks. The first page of a
+// fresh browser is a workbench that keeps the CPU busy for 10 s and more,
+// so the first webview, which waits for its service worker, waited for
+// that: in a Chromium trace the webview's registration.update() started
+// 5.3 s after the call, in the same millisecond as the other held-back
+// tasks, once the workbench had idled. The blank window stays open (an idle
+// renderer) so that a relaunched browser gets one too.
+func endStartup(ctx context.Context, b browser) error {
+	p, err := b.NewWindow(ctx)
+	if err != nil {
+		return fmt.Errorf("open the start-up window: %w", err)
+	}
+	if err := p.Navigate(ctx, "data:text/html,"); err != nil {
+		return fmt.Errorf("load the start-up window: %w", err)
+	}
+	return nil
 }
 
 // prepareLaunch checks the browser binary and makes what every backend
