@@ -1,12 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -175,10 +177,15 @@ while time.time() < end: pass`
 	s := startRSS(context.Background(), func() (int, int) { return 0, pid }, 10*time.Millisecond)
 	defer s.Stop()
 	deadline := time.Now().Add(10 * time.Second)
+	// Each look samples /proc; a look every 5 ms leaves the CPU to the
+	// process being watched on a loaded 2-core machine.
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
 	for time.Now().Before(deadline) {
 		if _, ok := s.CPUByClass()[classForked]; ok {
 			break
 		}
+		<-tick.C
 	}
 	if _, ok := s.CPUByClass()[classForked]; !ok {
 		t.Fatalf("the process was never seen as a zygote: %v", s.CPUByClass())
@@ -194,6 +201,36 @@ while time.time() < end: pass`
 			}
 			return
 		}
+		<-tick.C
 	}
 	t.Errorf("the process's CPU never moved to Chromium renderers: %v", s.CPUByClass())
+}
+
+// A process that shows no command line (an exited one not yet reaped, as
+// between fork and exec) is not classed for good: the sampler asks again.
+func TestProcessClassWithoutCommandLine(t *testing.T) {
+	cmd := exec.Command("/bin/true")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Wait() }()
+	pid := cmd.Process.Pid
+	stat := "/proc/" + strconv.Itoa(pid) + "/stat"
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for deadline := time.Now().Add(10 * time.Second); ; <-tick.C {
+		b, err := os.ReadFile(stat)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:])); len(f) > 0 && f[0] == "Z" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("/bin/true did not exit: %s", b)
+		}
+	}
+	if got := processClass(pid, true); got != classForked {
+		t.Errorf("a browser process without a command line is classed %q, want %q (asked again)", got, classForked)
+	}
 }

@@ -69,6 +69,11 @@ func processClass(pid int, browser bool) string {
 	c := string(bytes.ReplaceAll(cmdline, []byte{0}, []byte{' '}))
 	if browser {
 		switch {
+		case c == "":
+			// Between fork and exec, or exiting, a process shows no
+			// command line (CI caught the sampler there and counted a
+			// renderer as the browser process for good): ask again.
+			return classForked
 		case strings.Contains(c, "--type=renderer"):
 			return "Chromium renderers"
 		case strings.Contains(c, "--type=gpu-process"):
