@@ -259,15 +259,30 @@ func probeSend(ctx context.Context, s *Session, u ui, msg string, rep *ProbeRepo
 	}
 	// typeAndSend types the message afresh (unless it is still there) and
 	// sends it by key, or by clicking button when key is empty.
+	// Keys go where the focus is: each waits until the input has it and
+	// holds the message (on a loaded machine a key pressed right after
+	// the click reached the workbench, and the probe reported the wrong
+	// way to send).
+	iu := u
+	iu.Input = in.Selector
 	typeAndSend := func(key, button string) error {
 		if err := w.clickInChat(ctx, u, in.Selector); err != nil {
+			return err
+		}
+		if err := w.waitChatInputFocused(ctx, iu); err != nil {
 			return err
 		}
 		if cleared(ctx, w, u, in.Selector) {
 			if err := w.insert(ctx, msg); err != nil {
 				return err
 			}
+			if err := w.waitChatInput(ctx, iu, msg); err != nil {
+				return err
+			}
 			if err := w.clickInChat(ctx, u, in.Selector); err != nil {
+				return err
+			}
+			if err := w.waitChatInputFocused(ctx, iu); err != nil {
 				return err
 			}
 		}
@@ -291,6 +306,11 @@ func probeSend(ctx context.Context, s *Session, u ui, msg string, rep *ProbeRepo
 			break
 		}
 		if cleared(ctx, w, u, in.Selector) {
+			// The plugin took the message: its request may be slow.
+			if got(10 * time.Second) {
+				rep.Sent, sendKey, sent = "key "+k, k, true
+				break
+			}
 			rep.Sent, sendKey = "key "+k+" (the input was cleared, but no request came)", k
 			break
 		}
