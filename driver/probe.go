@@ -265,11 +265,26 @@ func probeSend(ctx context.Context, s *Session, u ui, msg string, rep *ProbeRepo
 	// way to send).
 	iu := u
 	iu.Input = in.Selector
-	typeAndSend := func(key, button string) error {
-		if err := w.clickInChat(ctx, u, in.Selector); err != nil {
-			return err
+	// focus clicks the input until it has the keyboard focus: a click
+	// can land while the view still lays out or its frame reloads, and
+	// in CI (load 6-8) one click left the focus elsewhere for 5 minutes.
+	focus := func() error {
+		var err error
+		for range 4 {
+			if err = w.clickInChat(ctx, u, in.Selector); err != nil {
+				return err
+			}
+			fctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			err = w.waitChatInputFocused(fctx, iu)
+			cancel()
+			if err == nil || ctx.Err() != nil || !errIsTimeout(err) {
+				return err
+			}
 		}
-		if err := w.waitChatInputFocused(ctx, iu); err != nil {
+		return fmt.Errorf("click %s (the focus is on %s): %w", in.Selector, w.focusPath(ctx), err)
+	}
+	typeAndSend := func(key, button string) error {
+		if err := focus(); err != nil {
 			return err
 		}
 		if cleared(ctx, w, u, in.Selector) {
@@ -279,10 +294,7 @@ func probeSend(ctx context.Context, s *Session, u ui, msg string, rep *ProbeRepo
 			if err := w.waitChatInput(ctx, iu, msg); err != nil {
 				return err
 			}
-			if err := w.clickInChat(ctx, u, in.Selector); err != nil {
-				return err
-			}
-			if err := w.waitChatInputFocused(ctx, iu); err != nil {
+			if err := focus(); err != nil {
 				return err
 			}
 		}
@@ -380,4 +392,27 @@ func cleared(ctx context.Context, w *window, u ui, sel string) bool {
 	res, err := w.eval(ctx, js("ui, sel", `const c = chatDoc(ui); const el = c && c.d.querySelector(sel);
 		return !!el && ((el.value !== undefined && !el.isContentEditable) ? el.value === '' : (el.textContent || '').trim() === '');`, jsChatDoc), u, sel)
 	return err == nil && res.Bool()
+}
+
+// focusPath describes where the keyboard focus is, frame by frame, for an
+// error message (also after ctx ended).
+func (w *window) focusPath(ctx context.Context) string {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+	defer cancel()
+	res, err := w.eval(ctx, `() => {
+		const out = [];
+		let doc = document;
+		for (let i = 0; doc && i < 4; i++) {
+			const a = doc.activeElement;
+			if (!a) { out.push('nothing'); break; }
+			out.push(a.tagName.toLowerCase() + (a.id ? '#' + a.id : '') + (a.className && typeof a.className === 'string' ? '.' + a.className.trim().split(/\s+/).slice(0, 3).join('.') : ''));
+			if (a.tagName !== 'IFRAME') break;
+			try { doc = a.contentDocument; } catch (e) { out.push('(cross-origin frame)'); break; }
+		}
+		return out.join(' > ') + (document.hasFocus() ? '' : ' (the page has no focus)');
+	}`)
+	if err != nil {
+		return "unknown (" + err.Error() + ")"
+	}
+	return res.Str()
 }
