@@ -207,6 +207,13 @@ func DefaultEditorSettings() map[string]any {
 		// time (1 sim x 6 configs: peak Chromium RSS 1012 -> 965 MiB,
 		// PSS 988 -> 915 MiB; the files driven are small).
 		"editor.experimental.asyncTokenization": false,
+		// An editor's scrollbars show when it scrolls (open_file reveals
+		// the config's line) and then fade out over 0.8 s, a CSS
+		// transition no reduce-motion setting stops: ~50 frames drawn
+		// in software per dialogue for a 14 px strip. Always shown, they
+		// never fade.
+		"editor.scrollbar.vertical":   "visible",
+		"editor.scrollbar.horizontal": "visible",
 	}
 }
 
