@@ -46,14 +46,17 @@ func uiOf(a *adapter.Adapter) ui {
 }
 
 // jsChatDoc is a JS expression that defines chatDoc(ui): the plugin's
-// chat document, reached through ui.frames from the top page, once ui.ready
-// matches in it; {d, frames} with the iframe elements outermost first, or
-// null. Webview frames are same-origin in code-server, so the top page can
-// read them.
+// chat document, reached through ui.frames from the top page, once it has
+// loaded and ui.ready matches in it; {d, frames} with the iframe elements
+// outermost first, or null. Webview frames are same-origin in code-server,
+// so the top page can read them. Loaded means its scripts have run: the
+// input of a view whose script comes last is there and takes the focus
+// before its key handlers are; in CI (load 6-9) the probe's Enter then
+// typed a new line into the reference plugin's input instead of sending.
 const jsChatDoc = `const chatDoc = (ui) => {
 	const walk = (doc, level, chain) => {
 		if (level === ui.frames.length) {
-			return doc && doc.body && doc.querySelector(ui.ready) ? {d: doc, frames: chain} : null;
+			return doc && doc.body && doc.readyState === 'complete' && doc.querySelector(ui.ready) ? {d: doc, frames: chain} : null;
 		}
 		for (const f of doc.querySelectorAll(ui.frames[level])) {
 			let inner = null;
