@@ -313,17 +313,19 @@ func probeSend(ctx context.Context, s *Session, u ui, msg string, rep *ProbeRepo
 		if err := typeAndSend(k, ""); err != nil {
 			return err
 		}
-		if got(4 * time.Second) {
-			rep.Sent, sendKey, sent = "key "+k, k, true
-			break
+		// A plugin that took the message (its input cleared) gets 10 s
+		// more: its request may be slow.
+		took := false
+		sent = got(4 * time.Second)
+		if !sent {
+			took = cleared(ctx, w, u, in.Selector)
+			sent = took && got(10*time.Second)
 		}
-		if cleared(ctx, w, u, in.Selector) {
-			// The plugin took the message: its request may be slow.
-			if got(10 * time.Second) {
-				rep.Sent, sendKey, sent = "key "+k, k, true
-				break
+		if sent || took {
+			rep.Sent, sendKey = "key "+k, k
+			if !sent {
+				rep.Sent += " (the input was cleared, but no request came)"
 			}
-			rep.Sent, sendKey = "key "+k+" (the input was cleared, but no request came)", k
 			break
 		}
 	}
