@@ -24,8 +24,16 @@ func chromiumFlags(cfg BrowserConfig) []chromiumFlag {
 		// renderer of its own for the address bar's dropdown, which a
 		// headless browser never shows: 155 MiB and about a CPU-second
 		// per browser.
+		// AutofillServerCommunication: autofill asks Google's server
+		// about every form it sees (a plugin's chat view, a textarea
+		// and a button, is one), and offline each query fails and is
+		// tried again later. A Chromium trace of one window 20 s into a
+		// wait for the model: 21 HTTP transactions to
+		// content-autofill.googleapis.com and 12 DNS look-ups, in the
+		// browser process, its thread pool and the network service.
 		{Name: "disable-features", Value: "Translate,MediaRouter,OptimizationHints," +
-			"WebUIOmniboxPopup,WebUIOmniboxAimPopup,WebUIOmniboxFullPopup"},
+			"WebUIOmniboxPopup,WebUIOmniboxAimPopup,WebUIOmniboxFullPopup," +
+			"AutofillServerCommunication"},
 		{Name: "window-size", Value: fmt.Sprintf("%d,%d", cfg.Width, cfg.Height)},
 		// Pages see prefers-reduced-motion: reduce, so that a plugin's
 		// webview that honours it (the reference plugin stops its caret
