@@ -89,7 +89,8 @@ const jsPoll = `(pred, slice, tick, ...a) => new Promise((resolve) => {
 		if (done) return;
 		scan(document);
 		check();
-		if (!done) timer = setTimeout(next, tick);
+		// The slice ends on time even when it is shorter than a tick.
+		if (!done) timer = setTimeout(next, Math.min(tick, Math.max(slice - (performance.now() - t0), 0) + 1));
 	};
 	next();
 })`
@@ -104,9 +105,16 @@ var (
 	// is seen within 50 ms.
 	brisk = pace{tick: 50 * time.Millisecond, slice: 2 * time.Second}
 	// patient is for waiting on the model: what it shows changes the
-	// DOM, so a check a second is enough (20 a second were most of what
-	// a window waiting for a 10 s answer cost its renderer).
-	patient = pace{tick: time.Second, slice: 10 * time.Second}
+	// DOM, which the observers see at once, so the tick only covers
+	// what no DOM change shows, such as a chat view whose frame was
+	// replaced meanwhile (seen at most 5 s late). 20 checks a second
+	// were most of what a window waiting for a 10 s answer cost its
+	// renderer; one a second still was 0.7 ms/s of the renderer main
+	// thread's 5.6 ms/s in a Chromium trace of a window waiting for
+	// the model (the scan of every frame and the check), its third
+	// largest cost after the webview's own 250 ms focus poll and
+	// VS Code's websocket messages. Every 5 s leaves a fifth of that.
+	patient = pace{tick: 5 * time.Second, slice: 10 * time.Second}
 )
 
 // poll evaluates the JS function until it returns a truthy value, which it
