@@ -103,7 +103,13 @@ func (s *Session) adapterFor(cfg dialog.ChatConfig) (*adapter.Adapter, error) {
 	return nil, fmt.Errorf("%w: plugin %q has no adapter in this run (adapters: %v)", ErrConfig, cfg.Plugin, names)
 }
 
-// open shows repo in the window, unless it already does.
+// open shows repo in the window, unless it already does. It waits for
+// the window's turn to load (other windows' loads are each bounded by
+// timeouts.Load) and then bounds its own load by timeouts.Load: with the
+// wait inside that bound, at 8 windows the last ones to load failed
+// open_workspace after waiting most of the 2 minutes for the others
+// (editorbench 8 sims x 2 configs, 10 s model: 2-3 of 16 attempts failed
+// in each of 4 runs, at login, navigation or readiness; none since).
 func (s *Session) open(ctx context.Context, repo string, a *adapter.Adapter) error {
 	ws, err := s.workspaceFile(repo)
 	if err != nil {
@@ -118,6 +124,11 @@ func (s *Session) open(ctx context.Context, repo string, a *adapter.Adapter) err
 		defer func() { <-s.loads }()
 	case <-ctx.Done():
 		return fmt.Errorf("wait for another window to load: %w", ctx.Err())
+	}
+	if s.timeouts.Load > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, s.timeouts.Load)
+		defer cancel()
 	}
 	u := s.editorURL + "/?workspace=" + url.QueryEscape(ws)
 	if err := s.win.navigate(ctx, u); err != nil {

@@ -16,7 +16,9 @@ import (
 func (s *Session) setupSteps(cfg dialog.ChatConfig, a *adapter.Adapter, src *sourceFile, base *counts) Steps {
 	t := s.timeouts
 	steps := Steps{
-		{Name: "open_workspace", Timeout: t.Load, Do: func(ctx context.Context) error { return s.open(ctx, cfg.Repo, a) }},
+		// No step timeout: open bounds the load itself by t.Load, not
+		// the wait for another window's load before it.
+		{Name: "open_workspace", Do: func(ctx context.Context) error { return s.open(ctx, cfg.Repo, a) }},
 		{Name: "reset", Timeout: t.Step, Do: func(ctx context.Context) error {
 			// The activity bar icon of a shown view hides it; after a
 			// context menu the focus reached a kept view only 0.8-1.9 s
