@@ -315,13 +315,12 @@ func probeSend(ctx context.Context, s *Session, u ui, msg string, rep *ProbeRepo
 		}
 		// A plugin that took the message (its input cleared) gets 10 s
 		// more: its request may be slow.
-		took := false
 		sent = got(4 * time.Second)
-		if !sent {
-			took = cleared(ctx, w, u, in.Selector)
-			sent = took && got(10*time.Second)
+		took := sent || cleared(ctx, w, u, in.Selector)
+		if !sent && took {
+			sent = got(10 * time.Second)
 		}
-		if sent || took {
+		if took {
 			rep.Sent, sendKey = "key "+k, k
 			if !sent {
 				rep.Sent += " (the input was cleared, but no request came)"
