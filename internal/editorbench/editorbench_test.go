@@ -234,3 +234,24 @@ func TestProcessClassWithoutCommandLine(t *testing.T) {
 		t.Errorf("a browser process without a command line is classed %q, want %q (asked again)", got, classForked)
 	}
 }
+
+// TestModelDelayBounds: every -model-delay the flag accepts leaves the
+// pool member time to wait for the answer (a fixed 1-minute member
+// timeout gave up on every call of a 60 s model and retried for ever),
+// and a delay the driver's answer timeout cannot wait for is refused.
+func TestModelDelayBounds(t *testing.T) {
+	for _, d := range []string{"0s", "2s", "60s", "90s", "150s"} {
+		o, err := parseFlags([]string{"-model-delay", d}, io.Discard)
+		if err != nil {
+			t.Fatalf("-model-delay %s: %v", d, err)
+		}
+		if got := memberTimeout(o.ModelDelay); got < o.ModelDelay+30*time.Second {
+			t.Errorf("-model-delay %s: member timeout %v leaves the answer no room", d, got)
+		}
+	}
+	for _, d := range []string{"-1s", "151s", "10m"} {
+		if _, err := parseFlags([]string{"-model-delay", d}, io.Discard); err == nil || !strings.Contains(err.Error(), "-model-delay") {
+			t.Errorf("-model-delay %s: err %v, want it refused", d, err)
+		}
+	}
+}

@@ -46,7 +46,7 @@ type rig struct {
 }
 
 func (b *bench) startRig(ctx context.Context, out string, sessions int, model *llmtest.Server) (*rig, error) {
-	resp, err := oneModel(model.URL, "bench-model", sessions, b.log)
+	resp, err := oneModel(model.URL, "bench-model", sessions, b.opts.ModelDelay, b.log)
 	if err != nil {
 		return nil, fmt.Errorf("responder for the fake model: %w", err)
 	}
@@ -276,16 +276,25 @@ func findRow(rows []row, name string) row {
 	return row{Name: name}
 }
 
+// memberTimeout bounds one call to the fake model: a minute beyond twice
+// its answer time. With a fixed minute, a -model-delay of 60 s or more
+// never finished: every call was given up and tried again.
+func memberTimeout(answerTime time.Duration) time.Duration {
+	return time.Minute + 2*answerTime
+}
+
 // oneModel answers through the model gateway with one model (a pool of
 // one, judged by the rules), as `dialogfarm --responder openai` does. The
 // member takes inFlight calls at once: every simulator's request goes to
 // the fake model at once, as to a hosted model, instead of waiting for
 // one of the member's default 4 slots (with 8 simulators and a 10 s model
 // that wait made the capture's model time 13.6 s median).
-func oneModel(url, model string, inFlight int, log *zap.Logger) (*respond.Responder, error) {
+// Each call may take answerTime (the fake model's delay) before the member
+// gives up on it; see memberTimeout.
+func oneModel(url, model string, inFlight int, answerTime time.Duration, log *zap.Logger) (*respond.Responder, error) {
 	cfg := pool.DefaultConfig()
 	m := pool.DefaultMemberConfig()
-	m.Name, m.BaseURL, m.Model, m.Timeout = "openai", url, model, time.Minute
+	m.Name, m.BaseURL, m.Model, m.Timeout = "openai", url, model, memberTimeout(answerTime)
 	m.MaxConcurrency = max(m.MaxConcurrency, inFlight)
 	cfg.Members, cfg.CacheDir = []pool.MemberConfig{m}, ""
 	p, err := pool.New(cfg, log)

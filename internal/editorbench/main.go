@@ -135,6 +135,11 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	if o.Runs < 1 || o.PerSession < 1 || o.Rounds < 0 {
 		return o, errors.New("-runs and -per-session must be at least 1, -rounds at least 0")
 	}
+	// A turn's answer must arrive within the driver's answer timeout;
+	// half of it leaves the turn room for the rest of the dialogue.
+	if limit := driver.DefaultTimeouts().Answer / 2; o.ModelDelay < 0 || o.ModelDelay > limit {
+		return o, fmt.Errorf("-model-delay %v: give 0 to %v (the driver waits at most %v for an answer)", o.ModelDelay, limit, driver.DefaultTimeouts().Answer)
+	}
 	if o.Rounds == 0 {
 		o.Rounds = o.Runs
 	}

@@ -38,7 +38,7 @@ func TestOneModelTakesEverySimulatorAtOnce(t *testing.T) {
 			return llmtest.Reply{Text: "alone"}
 		}
 	})
-	resp, err := oneModel(model.URL, "bench-model", n, zap.NewNop())
+	resp, err := oneModel(model.URL, "bench-model", n, 10*time.Second, zap.NewNop())
 	if err != nil {
 		t.Fatal(err)
 	}

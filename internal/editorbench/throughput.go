@@ -41,7 +41,7 @@ type levelRun struct {
 // starts until the drive stage returns. The run folder is removed
 // afterwards unless -keep.
 func (b *bench) runLevel(ctx context.Context, out string, n int, cfgs []dialog.ChatConfig) (res levelRun, err error) {
-	resp, err := oneModel(b.slow.URL, "bench-model", n, b.log)
+	resp, err := oneModel(b.slow.URL, "bench-model", n, b.opts.ModelDelay, b.log)
 	if err != nil {
 		return res, fmt.Errorf("responder for the fake model: %w", err)
 	}
