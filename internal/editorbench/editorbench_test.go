@@ -255,3 +255,36 @@ func TestModelDelayBounds(t *testing.T) {
 		}
 	}
 }
+
+// TestParseStat reads the fields the sampler uses from a stat line whose
+// command name holds spaces and parentheses, and this process's resident
+// set from its own stat agrees with what status says.
+func TestParseStat(t *testing.T) {
+	line := "4242 (Web Content (x)) S 17 4242 4242 0 -1 4194560 100 0 0 0 250 31 0 0 20 0 22 0 900 1000000 3000 18446744073709551615 0 0 0 0 0 0 0 4096 0 0 0 0 17 1 0 0 0 0 0\n"
+	p, ok := parseStat([]byte(line))
+	want := procInfo{ppid: 17, pgrp: 4242, ticks: 281, rss: 3000 * int64(os.Getpagesize())}
+	if !ok || p != want {
+		t.Fatalf("parseStat = %+v, %v; want %+v", p, ok, want)
+	}
+	if _, ok := parseStat([]byte("4242 (short) S 17 4242")); ok {
+		t.Error("a truncated stat line was accepted")
+	}
+	data, err := os.ReadFile("/proc/self/stat")
+	if err != nil {
+		t.Skip("no /proc")
+	}
+	self, ok := parseStat(data)
+	status, err := os.ReadFile("/proc/self/status")
+	if !ok || err != nil {
+		t.Fatalf("read this process: %v %v", ok, err)
+	}
+	var kb int64
+	for line := range strings.SplitSeq(string(status), "\n") {
+		if rest, found := strings.CutPrefix(line, "VmRSS:"); found {
+			kb, _ = strconv.ParseInt(strings.Fields(rest)[0], 10, 64)
+		}
+	}
+	if diff := self.rss - kb<<10; kb == 0 || diff > 8<<20 || diff < -8<<20 {
+		t.Errorf("stat's rss %d bytes, status's VmRSS %d kB", self.rss, kb)
+	}
+}

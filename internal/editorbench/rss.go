@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"os"
@@ -25,10 +24,12 @@ type rssSampler struct {
 	// pssEditor and pssBrowser are peak proportional set sizes in bytes
 	// (a page shared by n processes counts 1/n in each): what the
 	// processes cost the machine, without RSS's counting of Chromium's
-	// and Node's shared pages once per process. Sampled every pssEvery-th
-	// time (reading smaps_rollup walks the page tables).
+	// and Node's shared pages once per process. Read every pssPeriod
+	// (reading smaps_rollup walks the page tables: read every second, it
+	// was half of this process's CPU in a 1-simulator run).
 	pssEditor, pssBrowser int64
 	samples               int
+	pssEvery              int // samples apart PSS is read
 	cpu                   map[int]*cpuSpan
 	// fromBirth counts a process's CPU from its start, not from when
 	// sampling first saw it: for a sampler started before the editor and
@@ -126,7 +127,7 @@ func startRSS(ctx context.Context, pids func() (editor, browser int), every time
 // its start (for processes started after the sampler).
 func startSampler(ctx context.Context, pids func() (editor, browser int), every time.Duration, fromBirth bool) *rssSampler {
 	s := &rssSampler{stop: make(chan struct{}), done: make(chan struct{}), pids: pids, cpu: map[int]*cpuSpan{}, fromBirth: fromBirth,
-		self: selfTicks()}
+		self: selfTicks(), pssEvery: max(1, int(pssPeriod/every))}
 	go func() {
 		defer close(s.done)
 		t := time.NewTicker(every)
@@ -155,8 +156,9 @@ func (s *rssSampler) Stop() (editor, browser int64) {
 	return s.editor, s.browser
 }
 
-// pssEvery is how many samples apart PSS is read.
-const pssEvery = 5
+// pssPeriod is how often PSS is read. A window's memory grows over its
+// dialogues, so a peak read every 5 s lags the true one by little.
+const pssPeriod = 5 * time.Second
 
 // PeakPSS returns the peak proportional set sizes in bytes seen so far.
 func (s *rssSampler) PeakPSS() (editor, browser int64) {
@@ -189,7 +191,7 @@ func (s *rssSampler) sample(editorPID, browserPID int) {
 	if editorPID > 0 {
 		for pid, p := range procs {
 			if p.pgrp == editorPID {
-				e += vmRSS(pid)
+				e += p.rss
 				editorPIDs = append(editorPIDs, pid)
 			}
 		}
@@ -197,7 +199,7 @@ func (s *rssSampler) sample(editorPID, browserPID int) {
 	if browserPID > 0 {
 		browserPIDs = tree(procs, browserPID)
 		for _, pid := range browserPIDs {
-			b += vmRSS(pid)
+			b += procs[pid].rss
 		}
 	}
 	var pe, pb int64
@@ -205,7 +207,7 @@ func (s *rssSampler) sample(editorPID, browserPID int) {
 	n := s.samples
 	s.samples++
 	s.mu.Unlock()
-	if n%pssEvery == 0 {
+	if n%s.pssEvery == 0 {
 		for _, pid := range editorPIDs {
 			pe += pss(pid)
 		}
@@ -290,10 +292,13 @@ func selfTicks() int64 {
 }
 
 // procInfo is what /proc/<pid>/stat says about a process: its parent, its
-// process group and its CPU time (utime + stime) in clock ticks.
+// process group, its CPU time (utime + stime) in clock ticks and its
+// resident set in bytes (the same count as status's VmRSS, without a
+// second file read per process and sample).
 type procInfo struct {
 	ppid, pgrp int
 	ticks      int64
+	rss        int64
 }
 
 // readProcs reads the parent and process group of every process in /proc;
@@ -327,19 +332,21 @@ func parseStat(data []byte) (procInfo, bool) {
 	if i < 0 || i+2 > len(data) {
 		return procInfo{}, false
 	}
-	// f[0] is field 3 (state): ppid is field 4, pgrp 5, utime 14, stime 15.
+	// f[0] is field 3 (state): ppid is field 4, pgrp 5, utime 14, stime
+	// 15, rss (pages) 24.
 	f := strings.Fields(string(data[i+2:]))
-	if len(f) < 13 {
+	if len(f) < 22 {
 		return procInfo{}, false
 	}
 	ppid, err1 := strconv.Atoi(f[1])
 	pgrp, err2 := strconv.Atoi(f[2])
 	utime, err3 := strconv.ParseInt(f[11], 10, 64)
 	stime, err4 := strconv.ParseInt(f[12], 10, 64)
-	if err1 != nil || err2 != nil || err3 != nil || err4 != nil {
+	rss, err5 := strconv.ParseInt(f[21], 10, 64)
+	if err1 != nil || err2 != nil || err3 != nil || err4 != nil || err5 != nil {
 		return procInfo{}, false
 	}
-	return procInfo{ppid: ppid, pgrp: pgrp, ticks: utime + stime}, true
+	return procInfo{ppid: ppid, pgrp: pgrp, ticks: utime + stime, rss: rss * int64(os.Getpagesize())}, true
 }
 
 // tree returns root and all its descendants.
@@ -356,26 +363,6 @@ func tree(procs map[int]procInfo, root int) []int {
 		out = append(out, children[out[i]]...)
 	}
 	return out
-}
-
-// vmRSS is the process's resident set in bytes, 0 if it is gone.
-func vmRSS(pid int) int64 {
-	f, err := os.Open("/proc/" + strconv.Itoa(pid) + "/status")
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
-			if err != nil {
-				return 0
-			}
-			return kb << 10
-		}
-	}
-	return 0
 }
 
 // pss is the process's proportional set size in bytes, 0 if it is gone.
