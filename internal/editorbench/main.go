@@ -137,8 +137,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	}
 	// A turn's answer must arrive within the driver's answer timeout;
 	// half of it leaves the turn room for the rest of the dialogue.
-	if limit := driver.DefaultTimeouts().Answer / 2; o.ModelDelay < 0 || o.ModelDelay > limit {
-		return o, fmt.Errorf("-model-delay %v: give 0 to %v (the driver waits at most %v for an answer)", o.ModelDelay, limit, driver.DefaultTimeouts().Answer)
+	if answer := driver.DefaultTimeouts().Answer; o.ModelDelay < 0 || o.ModelDelay > answer/2 {
+		return o, fmt.Errorf("-model-delay %v: give 0 to %v (the driver waits at most %v for an answer)", o.ModelDelay, answer/2, answer)
 	}
 	if o.Rounds == 0 {
 		o.Rounds = o.Runs

@@ -301,8 +301,8 @@ type procInfo struct {
 	rss        int64
 }
 
-// readProcs reads the parent and process group of every process in /proc;
-// processes that exit while being read are left out.
+// readProcs reads the stat line (parent, process group, CPU, RSS) of every
+// process in /proc; processes that exit while being read are left out.
 func readProcs() map[int]procInfo {
 	out := map[int]procInfo{}
 	entries, err := os.ReadDir("/proc")
