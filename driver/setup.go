@@ -30,7 +30,7 @@ func (s *Session) setupSteps(cfg dialog.ChatConfig, a *adapter.Adapter, src *sou
 	// Other files the question refers to are opened first, as tabs behind
 	// the file the developer works in.
 	for _, f := range cfg.OpenFiles {
-		steps = append(steps, Step{Name: "open_other_file", Timeout: t.Step, Do: func(ctx context.Context) error { return s.win.openFile(ctx, f, "") }})
+		steps = append(steps, Step{Name: "open_other_file", Timeout: t.Step, Do: func(ctx context.Context) error { return s.win.openFile(ctx, cfg.Repo, f, "") }})
 	}
 	// The file opens with the cursor where the developer starts: the
 	// selection's start (selecting then moves it to the selection's end,
@@ -46,7 +46,7 @@ func (s *Session) setupSteps(cfg dialog.ChatConfig, a *adapter.Adapter, src *sou
 		start = *cfg.Cursor
 	}
 	steps = append(steps, Step{Name: "open_file", Timeout: t.Step, Do: func(ctx context.Context) error {
-		return s.win.openFile(ctx, cfg.File, fmt.Sprintf("%d:%d", start.Line, start.Col))
+		return s.win.openFile(ctx, cfg.Repo, cfg.File, fmt.Sprintf("%d:%d", start.Line, start.Col))
 	}})
 	if cfg.Selection == nil {
 		steps = append(steps, Step{Name: "cursor", Timeout: t.Step, Do: func(ctx context.Context) error {

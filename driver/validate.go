@@ -121,7 +121,7 @@ func (v *liveValidation) run(ctx context.Context, ws string) []Check {
 			v.check(ctx, field, fmt.Sprintf("command palette lists %q", t), step, func(ctx context.Context) error { return w.paletteHas(ctx, t) })
 		}
 	}
-	if v.check(ctx, "editor", "open "+probeFile, step, func(ctx context.Context) error { return w.openFile(ctx, probeFile, "") }) {
+	if v.check(ctx, "editor", "open "+probeFile, step, func(ctx context.Context) error { return w.openFile(ctx, ws, probeFile, "") }) {
 		var labels []string
 		for _, field := range sortedKeys(menus) {
 			if menus[field] != "" {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -134,12 +135,16 @@ func (w *window) rowLabels(ctx context.Context) []string {
 	return labels
 }
 
-// openFile opens a workspace-relative file with Quick Open (Ctrl+P) and
-// waits for its tab to be active with the editor focused. A non-empty at
-// ("9:5": line and column) is typed after the name, as Quick Open allows,
-// so that the file opens with the cursor there: one step instead of Quick
-// Open and then Go to Line.
-func (w *window) openFile(ctx context.Context, rel, at string) error {
+// openFile opens the file rel of the workspace folder root with Quick Open
+// (Ctrl+P) and waits for its tab to be active with the editor focused. It
+// types the file's absolute path, as one pasted from a terminal: Quick
+// Open only stats such a path, where a relative name waits for a search of
+// the workspace's files (which it starts after 200 ms without typing while
+// its file list loads, and which grows with the repository).
+// A non-empty at ("9:5": line and column) is typed after the path, as
+// Quick Open allows, so that the file opens with the cursor there: one
+// step instead of Quick Open and then Go to Line.
+func (w *window) openFile(ctx context.Context, root, rel, at string) error {
 	if err := w.keys(ctx, keyControl, keyP); err != nil {
 		return err
 	}
@@ -151,7 +156,10 @@ func (w *window) openFile(ctx context.Context, rel, at string) error {
 		want = base + " " + dir
 	}
 	match := rowMatch{Exact: want, Prefixes: []string{want + ", "}}
-	text := rel
+	text, err := filepath.Abs(filepath.Join(root, filepath.FromSlash(rel)))
+	if err != nil {
+		return fmt.Errorf("open %s: %w", rel, err)
+	}
 	if at != "" {
 		text += ":" + at
 	}
