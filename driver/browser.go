@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 
 	"go.uber.org/zap"
 
@@ -24,16 +25,36 @@ type BrowserConfig struct {
 	Width, Height int
 	// Backend is the library that speaks the DevTools protocol.
 	Backend Backend
+	// RendererProcesses caps Chromium's renderer processes; the windows
+	// share them (0: Chromium's default, a process per window). All of a
+	// window's frames then run in one shared V8 heap and main thread with
+	// the other windows', which cost less CPU and memory than a process
+	// each: editorbench, 1 and 4 sims x 12 configs, 2 s model, a process
+	// per window against one for all (with the V8 flags in flags.go):
+	// all 4 windows warm after 84 -> 40-45 s, 4 sims vs 1 over the whole
+	// run 2.22x -> 2.86-3.16x, steady CPU-s per dialogue at 4 sims 2.14
+	// -> 1.26-1.56, RSS per extra simulator ~600 -> ~375 MiB.
+	RendererProcesses int
+	// RendererHeapMiB is the V8 heap limit of each renderer process (0:
+	// Chromium's, which low-end device mode sets to 272 MiB: enough for
+	// one window, while 8 windows sharing it stalled the process's main
+	// thread for over a minute in editorbench). A Runner sets it from its
+	// windows per process.
+	RendererHeapMiB int
 }
 
-// DefaultBrowserConfig uses Debian's chromium package, driven with go-rod.
+// DefaultBrowserConfig uses Debian's chromium package, driven with go-rod,
+// with a renderer process per two CPU cores (at least one): one main
+// thread runs on one core, and a machine's windows need more than one
+// core's worth only on a machine with many cores.
 // The window is 1024x768: every step fits (Quick Open, the context menu,
 // the chat view beside the editor), and headless Chromium rasterises and
 // composites in software, so a smaller window costs less CPU per frame
 // (editorbench: the GPU process used 28% less per dialogue than at
 // 1400x900).
 func DefaultBrowserConfig() BrowserConfig {
-	return BrowserConfig{Bin: "/usr/bin/chromium", Headless: true, Width: 1024, Height: 768, Backend: BackendRod}
+	return BrowserConfig{Bin: "/usr/bin/chromium", Headless: true, Width: 1024, Height: 768, Backend: BackendRod,
+		RendererProcesses: max(1, runtime.NumCPU()/2)}
 }
 
 // Backend names the library that drives Chromium. Both launch the same

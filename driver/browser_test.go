@@ -191,18 +191,82 @@ func driveTestPage(t *testing.T, backend Backend, url string) []string {
 // at start (155 MiB), is switched off.
 func checkNoBrowserUI(t *testing.T, browserPID int) {
 	t.Helper()
+	if rendererCmdlines(t, browserPID, func(c string) {
+		if strings.Contains(c, "--top-chrome-webui") {
+			t.Errorf("Chromium runs a WebUI renderer for its own UI: %s", clip(c, 200))
+		}
+	}) == 0 {
+		t.Errorf("no renderer in Chromium's process group %d: the check sees nothing", browserPID)
+	}
+}
+
+// rendererCmdlines passes the command line of each renderer process in
+// Chromium's process group to see and returns how many there are.
+func rendererCmdlines(t *testing.T, browserPID int, see func(cmdline string)) int {
+	t.Helper()
 	renderers := 0
 	for _, pid := range processGroup(t, browserPID) {
 		cmdline, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
 		c := string(bytes.ReplaceAll(cmdline, []byte{0}, []byte{' '}))
 		if strings.Contains(c, "--type=renderer") {
 			renderers++
-		}
-		if strings.Contains(c, "--top-chrome-webui") {
-			t.Errorf("Chromium runs a WebUI renderer for its own UI: %s", clip(c, 200))
+			see(c)
 		}
 	}
-	if renderers == 0 {
-		t.Errorf("no renderer in Chromium's process group %d: the check sees nothing", browserPID)
+	return renderers
+}
+
+// TestWindowsShareRenderers opens three windows on one site in a browser
+// per RendererProcesses setting and counts Chromium's renderer processes:
+// a process per window without a cap, one for all three with a cap of 1.
+// Each window reads its V8 heap limit: low-end device mode's 272 MiB, or
+// RendererHeapMiB.
+func TestWindowsShareRenderers(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprint(w, `<!doctype html><title>window</title><p id="p">`+r.URL.Path+`</p>`)
+	}))
+	defer srv.Close()
+	for _, c := range []struct{ limit, min, max, heapMiB int }{{limit: 0, min: 3, max: 99}, {limit: 1, min: 1, max: 1, heapMiB: 768}} {
+		t.Run(fmt.Sprintf("limit=%d", c.limit), func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			cfg := DefaultBrowserConfig()
+			cfg.Dir, cfg.RendererProcesses, cfg.RendererHeapMiB = t.TempDir(), c.limit, c.heapMiB
+			wantHeap := [2]float64{260, 290}
+			if c.heapMiB > 0 {
+				wantHeap = [2]float64{float64(c.heapMiB), float64(c.heapMiB) * 1.2}
+			}
+			br, err := launchBrowser(ctx, cfg, zaptest.NewLogger(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer br.Close()
+			for i := range 3 {
+				p, err := br.NewWindow(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer p.Close()
+				w := &window{page: p}
+				path := fmt.Sprintf("/w%d", i)
+				if err := w.navigate(ctx, srv.URL+path); err != nil {
+					t.Fatal(err)
+				}
+				if err := w.waitFor(ctx, "the window shows its page", `(want) => document.getElementById('p')?.textContent === want`, path); err != nil {
+					t.Fatal(err)
+				}
+				limit, err := w.eval(ctx, `() => performance.memory.jsHeapSizeLimit / 1048576`)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if l := limit.Num(); l < wantHeap[0] || l > wantHeap[1] {
+					t.Errorf("window %d: V8 heap limit %.0f MiB, want %.0f to %.0f", i, l, wantHeap[0], wantHeap[1])
+				}
+			}
+			if n := rendererCmdlines(t, br.PID(), func(string) {}); n < c.min || n > c.max {
+				t.Errorf("%d renderer processes for 3 windows with RendererProcesses %d, want %d to %d", n, c.limit, c.min, c.max)
+			}
+		})
 	}
 }

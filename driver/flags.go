@@ -1,6 +1,9 @@
 package driver
 
-import "fmt"
+import (
+	"fmt"
+	"strconv"
+)
 
 // chromiumFlag is one Chromium command-line switch; an empty Value is a bare
 // switch ("--no-first-run").
@@ -11,7 +14,7 @@ type chromiumFlag struct{ Name, Value string }
 // DevTools endpoint): off the network, no first-run UI, and what cuts the
 // cost of drawing a workbench.
 func chromiumFlags(cfg BrowserConfig) []chromiumFlag {
-	return []chromiumFlag{
+	flags := []chromiumFlag{
 		{Name: "remote-debugging-address", Value: "127.0.0.1"},
 		{Name: "disable-gpu"},
 		{Name: "disable-quic"},
@@ -60,6 +63,24 @@ func chromiumFlags(cfg BrowserConfig) []chromiumFlag {
 		// that window cost (one window, 20 s into a 40 s answer: renderer
 		// 0.037 -> 0.011 CPU-s/s, code-server + Chromium 0.058 -> 0.029).
 		// Collections that allocation needs still run.
-		{Name: "js-flags", Value: "--no-memory-reducer"},
+		// --no-optimize-for-size undoes the heap sizing low-end device
+		// mode asks of V8 (small young generation, early full GCs), which
+		// several windows sharing one renderer's heap would outgrow; the
+		// figures in BrowserConfig.RendererProcesses were measured with it.
+		{Name: "js-flags", Value: jsFlags(cfg)},
 	}
+	if cfg.RendererProcesses > 0 {
+		flags = append(flags, chromiumFlag{Name: "renderer-process-limit", Value: strconv.Itoa(cfg.RendererProcesses)})
+	}
+	return flags
+}
+
+// jsFlags are V8's switches (see chromiumFlags), with the heap limit when
+// the config sets one.
+func jsFlags(cfg BrowserConfig) string {
+	f := "--no-memory-reducer --no-optimize-for-size"
+	if cfg.RendererHeapMiB > 0 {
+		f += " --max-old-space-size=" + strconv.Itoa(cfg.RendererHeapMiB)
+	}
+	return f
 }

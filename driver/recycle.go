@@ -18,7 +18,9 @@ type Recycle struct {
 	After int
 	// HeapMiB is the window's JavaScript heap in use, read after each
 	// dialogue, above which it is replaced before the next one (0: never
-	// by memory). A fresh workbench uses well under 100 MiB.
+	// by memory). A fresh workbench uses well under 100 MiB. Windows that
+	// share a renderer process (BrowserConfig.RendererProcesses) share
+	// its heap, and each counts an equal share of it.
 	HeapMiB int
 }
 
@@ -63,9 +65,23 @@ func (r *Runner) used(ctx context.Context, sess *Session, passed bool) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	if used, err := sess.win.page.HeapUsed(ctx); err == nil {
-		sess.use.heapMiB = used / (1 << 20)
+		sess.use.heapMiB = used / (1 << 20) / float64(r.windowsPerRenderer())
 		sess.log.Debug("window heap", zap.Float64("mib", sess.use.heapMiB), zap.Int("dialogues", sess.use.dialogues))
 	}
+}
+
+// heapMiBPerWindow is the V8 heap a renderer process gets per window that
+// shares it: about what low-end device mode gives one window's process.
+const heapMiBPerWindow = 256
+
+// windowsPerRenderer is how many windows share a renderer process, at
+// most: a window's HeapUsed reads the whole process's V8 heap, and its
+// share of it is what HeapMiB bounds.
+func (r *Runner) windowsPerRenderer() int {
+	if p := r.cfg.Browser.RendererProcesses; p > 0 && r.cfg.Sessions > p {
+		return (r.cfg.Sessions + p - 1) / p
+	}
+	return 1
 }
 
 // recycle replaces the session's window with a fresh one when Recycle

@@ -33,3 +33,21 @@ func TestRecycleReason(t *testing.T) {
 		t.Errorf("default: %v", err)
 	}
 }
+
+// TestWindowsPerRenderer: windows sharing a capped number of renderer
+// processes each count their share of its heap; uncapped, a window has
+// its process to itself.
+func TestWindowsPerRenderer(t *testing.T) {
+	for _, c := range []struct{ sessions, processes, want int }{
+		{sessions: 1, processes: 1, want: 1},
+		{sessions: 4, processes: 1, want: 4},
+		{sessions: 8, processes: 3, want: 3},
+		{sessions: 8, processes: 0, want: 1},
+		{sessions: 2, processes: 8, want: 1},
+	} {
+		r := &Runner{cfg: RunConfig{Sessions: c.sessions, Browser: BrowserConfig{RendererProcesses: c.processes}}}
+		if got := r.windowsPerRenderer(); got != c.want {
+			t.Errorf("%d sessions on %d renderer processes: %d windows per process, want %d", c.sessions, c.processes, got, c.want)
+		}
+	}
+}
