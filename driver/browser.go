@@ -30,10 +30,10 @@ type BrowserConfig struct {
 	// window's frames then run in one shared V8 heap and main thread with
 	// the other windows', which cost less CPU and memory than a process
 	// each: editorbench, 1 and 4 sims x 12 configs, 2 s model, a process
-	// per window against one for all (with the V8 flags in flags.go):
-	// all 4 windows warm after 84 -> 40-45 s, 4 sims vs 1 over the whole
-	// run 2.22x -> 2.86-3.16x, steady CPU-s per dialogue at 4 sims 2.14
-	// -> 1.26-1.56, RSS per extra simulator ~600 -> ~375 MiB.
+	// per window against one for all (with the V8 flags in flags.go), one
+	// run each: all 4 windows warm after 84 -> 47 s, 4 sims vs 1 over the
+	// whole run 2.22x -> 2.82x, steady CPU-s per dialogue at 4 sims 2.14
+	// -> 1.65, RSS per extra simulator 591 -> 406 MiB.
 	RendererProcesses int
 	// RendererHeapMiB is the V8 heap limit of each renderer process (0:
 	// Chromium's, which low-end device mode sets to 272 MiB: enough for
@@ -44,9 +44,9 @@ type BrowserConfig struct {
 }
 
 // DefaultBrowserConfig uses Debian's chromium package, driven with go-rod,
-// with a renderer process per two CPU cores (at least one): one main
-// thread runs on one core, and a machine's windows need more than one
-// core's worth only on a machine with many cores.
+// with a renderer process per two CPU cores (at least one): a process's
+// windows take turns on its one main thread, so a machine with many cores
+// needs several (measured on 2 cores only).
 // The window is 1024x768: every step fits (Quick Open, the context menu,
 // the chat view beside the editor), and headless Chromium rasterises and
 // composites in software, so a smaller window costs less CPU per frame
