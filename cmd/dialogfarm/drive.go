@@ -69,7 +69,7 @@ func addDriveFlags(cmd *cobra.Command) {
 	f.Duration("answer-timeout", 5*time.Minute, "longest wait for one answer")
 	rec := driver.DefaultRecycle()
 	f.Int("recycle-after", rec.After, "replace a simulator's window with a fresh one after this many dialogues (0: never by count)")
-	f.Int("recycle-heap-mib", rec.HeapMiB, "replace a simulator's window whose JavaScript heap in use passed this many MiB after a dialogue (0: never by memory)")
+	f.Int("recycle-heap-mib", rec.HeapMiB, "replace a simulator's window whose JavaScript heap in use passed this many MiB after a dialogue (0: never by memory; windows that share a Chromium renderer process count an equal share of its heap)")
 	addFarmFlags(cmd)
 	f.Int("context-lines", configgen.DefaultConfig().ContextLines, "lines before and after the cursor the plugin sends when nothing is selected (written as its askplugin.contextLines setting)")
 }
