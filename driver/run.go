@@ -111,15 +111,6 @@ type Summary struct {
 	Records             string // path of dialogues.jsonl
 }
 
-// concurrentLoads is how many windows load a workspace at once. Windows
-// sharing a renderer process take turns on its main thread, but a load
-// also waits on code-server (a new extension host per window) and the
-// browser process, which another window's load can use meanwhile.
-// editorbench, 4 sims x 12 configs, 2 s model: all windows warm after 39 s
-// and 29.8 dialogues/min over the whole run with two at once, against
-// 43-45 s and 27.6/min with one (make bench-farm's two rounds).
-const concurrentLoads = 2
-
 // Runner owns the editor and browser of a run and the simulators on them.
 type Runner struct {
 	cfg       RunConfig
@@ -130,7 +121,7 @@ type Runner struct {
 	mu       sync.Mutex // guards editor and browser restarts
 	editor   *Editor
 	browser  browser
-	loads    chan struct{} // windows loading at once (concurrentLoads)
+	loads    chan struct{} // one window loads at a time: loads saturate the CPU
 	sessions []*Session    // the simulators' windows, opened by Drive
 	lock     *FolderLock   // the run folder's lock, when Start took it
 	recycled atomic.Int64  // windows replaced under cfg.Recycle
@@ -144,7 +135,7 @@ func NewRunner(cfg RunConfig, capture Exchanges, followUps FollowUps, log *zap.L
 	if s, ok := capture.(interface{ Secret() string }); ok && cfg.Secret == "" {
 		cfg.Secret = s.Secret() // the capture endpoint's run secret
 	}
-	return &Runner{cfg: cfg, capture: capture, followUps: followUps, log: log, loads: make(chan struct{}, concurrentLoads)}
+	return &Runner{cfg: cfg, capture: capture, followUps: followUps, log: log, loads: make(chan struct{}, 1)}
 }
 
 // Start launches code-server and Chromium.
