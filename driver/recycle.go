@@ -74,9 +74,10 @@ func (r *Runner) used(ctx context.Context, sess *Session, passed bool) {
 // shares it: about what low-end device mode gives one window's process.
 const heapMiBPerWindow = 256
 
-// windowsPerRenderer is how many windows share a renderer process, at
-// most: a window's HeapUsed reads the whole process's V8 heap, and its
-// share of it is what HeapMiB bounds.
+// windowsPerRenderer is how many windows share a renderer process when
+// the windows are split evenly (Chromium places a new window in any of
+// them, so one can hold more): a window's HeapUsed reads the whole
+// process's V8 heap, and its share of it is what HeapMiB bounds.
 func (r *Runner) windowsPerRenderer() int {
 	if p := r.cfg.Browser.RendererProcesses; p > 0 && r.cfg.Sessions > p {
 		return (r.cfg.Sessions + p - 1) / p
