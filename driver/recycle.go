@@ -85,6 +85,14 @@ func (r *Runner) windowsPerRenderer() int {
 	return 1
 }
 
+// sizeRendererHeap gives each renderer process heapMiBPerWindow for every
+// window it holds, unless the config sets a heap limit.
+func (r *Runner) sizeRendererHeap() {
+	if n := r.windowsPerRenderer(); n > 1 && r.cfg.Browser.RendererHeapMiB == 0 {
+		r.cfg.Browser.RendererHeapMiB = n * heapMiBPerWindow
+	}
+}
+
 // recycle replaces the session's window with a fresh one when Recycle
 // says it is due; the next dialogue loads its workspace.
 func (r *Runner) recycle(ctx context.Context, sess *Session) error {

@@ -49,5 +49,9 @@ func TestWindowsPerRenderer(t *testing.T) {
 		if got := r.windowsPerRenderer(); got != c.want {
 			t.Errorf("%d sessions on %d renderer processes: %d windows per process, want %d", c.sessions, c.processes, got, c.want)
 		}
+		r.sizeRendererHeap()
+		if want := map[bool]int{true: c.want * heapMiBPerWindow}[c.want > 1]; r.cfg.Browser.RendererHeapMiB != want {
+			t.Errorf("%d sessions on %d renderer processes: heap limit %d MiB, want %d (0: Chromium's)", c.sessions, c.processes, r.cfg.Browser.RendererHeapMiB, want)
+		}
 	}
 }

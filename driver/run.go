@@ -175,9 +175,7 @@ func (r *Runner) Start(ctx context.Context) error {
 		return err
 	}
 	r.cfg.Browser.Dir = filepath.Join(r.cfg.Out, "browser")
-	if n := r.windowsPerRenderer(); n > 1 && r.cfg.Browser.RendererHeapMiB == 0 {
-		r.cfg.Browser.RendererHeapMiB = n * heapMiBPerWindow
-	}
+	r.sizeRendererHeap()
 	if len(r.cfg.Adapters) == 0 {
 		return errors.New("start the run: no plugin adapter (give --adapter, or keep plugin/ for the bundled adapter ask)")
 	}
