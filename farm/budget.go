@@ -170,15 +170,38 @@ func readMemAvailable() (uint64, error) {
 	return 0, fmt.Errorf("/proc/meminfo: no MemAvailable line")
 }
 
+// The memory a simulator takes, for AutoSessions: the first one brings
+// code-server and Chromium (editorbench, 1 window: peak RSS 505-526 MiB
+// code-server + 1016-1120 MiB Chromium), each further one a window in the
+// shared renderer and an extension host (peak RSS 4 windows minus 1, over
+// 3: 403-439 MiB in make bench-farm and editorbench runs). Both have room
+// for a window's heap to grow over a long run.
+const (
+	firstSimulatorMemory = 1800 << 20
+	extraSimulatorMemory = 640 << 20
+)
+
 // AutoSessions is how many simulators to open on this machine for
-// `--sessions auto`: two per core, bounded by available memory at about
-// 1.1 GiB per simulator (code-server's extension host and a Chromium
-// renderer), at least 1 and at most 8.
+// `--sessions auto`: two per core, as many as available memory holds (see
+// firstSimulatorMemory), at least 1 and at most 8.
 func AutoSessions(cores int) int {
 	mem, err := readMemAvailable()
+	if err != nil {
+		return autoSessions(cores, 0, false)
+	}
+	return autoSessions(cores, mem, true)
+}
+
+// autoSessions is AutoSessions for a machine with cores and mem bytes of
+// available memory (known says whether it was read).
+func autoSessions(cores int, mem uint64, known bool) int {
 	n := 2 * cores
-	if err == nil {
-		n = min(n, int(mem/(1100<<20)))
+	if known {
+		fit := 1
+		if mem > firstSimulatorMemory {
+			fit += int((mem - firstSimulatorMemory) / extraSimulatorMemory)
+		}
+		n = min(n, fit)
 	}
 	return max(1, min(n, 8))
 }

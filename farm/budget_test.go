@@ -96,3 +96,26 @@ func TestWorkerHonoursBudget(t *testing.T) {
 		t.Errorf("%d dialogues at once on a saturated machine, want 1", peak)
 	}
 }
+
+func TestAutoSessions(t *testing.T) {
+	const gib = 1 << 30
+	for _, c := range []struct {
+		cores int
+		mem   uint64
+		known bool
+		want  int
+	}{
+		{cores: 2, mem: 16 * gib, known: true, want: 4},   // two per core
+		{cores: 8, mem: 64 * gib, known: true, want: 8},   // at most 8
+		{cores: 2, mem: 3 * gib, known: true, want: 2},    // 1.8 GiB + 640 MiB fits, a third does not
+		{cores: 4, mem: 4 * gib, known: true, want: 4},    // 1.8 GiB + 3 x 640 MiB = 3.7 GiB
+		{cores: 2, mem: 1 * gib, known: true, want: 1},    // always one
+		{cores: 2, mem: 0, known: false, want: 4},         // memory unknown: cores decide
+		{cores: 1, mem: 2500 << 20, known: true, want: 2}, // 1.8 GiB + 640 MiB
+		{cores: 16, mem: 5 * gib, known: true, want: 6},   // 1 + (5120-1800)/640 = 6
+	} {
+		if got := autoSessions(c.cores, c.mem, c.known); got != c.want {
+			t.Errorf("autoSessions(%d cores, %d MiB, known %v) = %d, want %d", c.cores, c.mem>>20, c.known, got, c.want)
+		}
+	}
+}
