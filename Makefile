@@ -61,7 +61,7 @@ bench: setup
 	$(GO) run $(BENCHSTAT) out/bench/go-bench.txt
 	$(GO) run ./internal/editorbench -runs 5 -rounds 1 -sessions 1,4 -per-session 6 -browser rod,chromedp
 
-# The farm (issue 9), about 20 minutes on a quiet 2-core machine. First
+# The farm (issue 9), about 25 minutes on a quiet 2-core machine. First
 # the queue's own cost per job (BenchmarkJobOverhead: enqueue, pull,
 # publish a 20 KB result, collect, ack; wall and CPU time per job, -count 5
 # through benchstat). Then `dialogfarm drive --sessions n` as a user runs
@@ -70,14 +70,18 @@ bench: setup
 # folder per level and round: n = 1, 2, 4 on a 2 s fake model with 12
 # configs per simulator (48 at 4), 2 rounds in rotated order; then n = 1, 8
 # on a 10 s model with 6 configs per simulator (48 at 8, the issue's floor
-# of 48 configs for a ratio), 1 round. Each prints the table of
-# dialogues/min over the whole run (window start-up included) and
-# steady (every window warm), CPU cores busy and ok counts; CPU seconds per
-# dialogue by process; RSS per extra simulator; and every target (4 sims
-# >= 3.2x one, 8 sims >= 0.8x linear, <= 1.5 CPU s per dialogue, <= 0.66 s
-# UI time, <= 600 MiB per extra simulator, the queue's CPU per job) as MET
-# or NOT MET. The JSON reports go to out/bench/; the last step prints both
-# runs' levels as one table with all their targets.
+# of 48 configs for a ratio), 1 round; then 1 simulator alone on 48 configs
+# at the 2 s model, 1 round, so that 4 simulators are also compared with
+# one doing the same 48 configs, as in the issue's table (one simulator on
+# 12 configs amortises its window start-up over 4 times fewer). Each
+# prints the table of dialogues/min over the whole run (window start-up
+# included) and steady (every window warm), CPU cores busy and ok counts;
+# CPU seconds per dialogue by process; RSS per extra simulator; and every
+# target (4 sims >= 3.2x one, 8 sims >= 0.8x linear, <= 1.5 CPU s per
+# dialogue, <= 0.66 s UI time, <= 600 MiB per extra simulator, the queue's
+# CPU per job) as MET or NOT MET. The JSON reports go to out/bench/; the
+# last step prints the runs' levels as one table with all their targets
+# and the equal-work ratio.
 bench-farm: setup
 	@mkdir -p out/bench
 	$(GO) test -run '^$$' -bench BenchmarkJobOverhead -benchtime 500x -count 5 ./farm | tee out/bench/farm-bench.txt
@@ -86,7 +90,9 @@ bench-farm: setup
 	  -queue-bench out/bench/farm-bench.txt -json out/bench/farm-2s.json
 	$(GO) run ./internal/editorbench -latency=false -rounds 1 -sessions 1,8 -per-session 6 -model-delay 10s \
 	  -json out/bench/farm-10s.json
-	$(GO) run ./internal/editorbench -summary out/bench/farm-2s.json,out/bench/farm-10s.json
+	$(GO) run ./internal/editorbench -latency=false -rounds 1 -sessions 1 -per-session 48 -model-delay 2s \
+	  -json out/bench/farm-2s-1x48.json
+	$(GO) run ./internal/editorbench -summary out/bench/farm-2s.json,out/bench/farm-10s.json,out/bench/farm-2s-1x48.json
 
 # Chaos, first on the queue alone: the whole farm process killed 12 times
 # at random moments while 20% of attempts fail and some simulators hang; a

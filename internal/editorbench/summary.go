@@ -63,16 +63,57 @@ func printSummary(w io.Writer, reps []*report) error {
 			fmt.Fprintf(&b, "queue per job: %.0f µs wall, %.0f µs CPU (medians of %d runs)\n", r.Queue.WallMicros.Median, r.Queue.CPUMicros.Median, r.Queue.CPUMicros.N)
 		}
 	}
-	b.WriteString("\nALL TARGETS\n")
+	b.WriteString("\nALL TARGETS (a run of 1 simulator alone has no ratio of its own: its rows that say NOT MEASURED are left out)\n")
 	tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	for _, r := range reps {
 		for _, t := range r.Targets {
+			if !t.Known && len(r.Throughput) == 1 && r.Throughput[0].Sessions == 1 {
+				continue
+			}
 			fmt.Fprintf(tw, "%.0f s model run: %s\t%s\t\n", r.ModelDelay, strings.TrimSpace(t.Name), t.verdict())
 		}
+	}
+	for _, t := range equalWorkTargets(reps) {
+		fmt.Fprintf(tw, "%s\t%s\t\n", t.Name, t.verdict())
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// equalWorkTargets compares, at the same model delay, n simulators with
+// one simulator driving the same number of configs: a report of 1
+// simulator alone (make bench-farm runs 1 x 48 at the 2 s model) against
+// every level of the other reports with that many configs per round. The
+// targets the reports hold themselves give n simulators the work of n
+// single ones, so one simulator there amortises its window start-up over
+// n times fewer configs; this is the issue's own table (1 and 4
+// simulators, 48 configs each).
+func equalWorkTargets(reps []*report) []target {
+	var ts []target
+	for _, one := range reps {
+		if len(one.Throughput) != 1 || one.Throughput[0].Sessions != 1 {
+			continue
+		}
+		base := one.Throughput[0]
+		for _, r := range reps {
+			if r == one || r.ModelDelay != one.ModelDelay {
+				continue
+			}
+			for _, l := range r.Throughput {
+				if l.Sessions < 2 || l.ConfigsPerRound != base.ConfigsPerRound {
+					continue
+				}
+				name := fmt.Sprintf("%.0f s model: %d simulators vs 1 on the same %d configs, whole run incl. window start-up (0.8x linear)",
+					r.ModelDelay, l.Sessions, l.ConfigsPerRound)
+				ts = append(ts,
+					newTarget(name, ratio(l.PerMinute.Median, base.PerMinute.Median), l.PerMinute.N > 0 && base.PerMinute.N > 0, ">=", 0.8*float64(l.Sessions), "x"),
+					newTarget("  the same, steady (every window warm)", ratio(l.SteadyPerMinute.Median, base.SteadyPerMinute.Median),
+						l.SteadyPerMinute.N > 0 && base.SteadyPerMinute.N > 0, ">=", 0.8*float64(l.Sessions), "x"))
+			}
+		}
+	}
+	return ts
 }

@@ -202,8 +202,12 @@ func TestSummaryOfTwoReports(t *testing.T) {
 		Targets: []target{newTarget("4 simulators vs 1", 3.25, true, ">=", 3.2, "x")}}
 	ten := &report{ModelDelay: 10, Throughput: []level{{Sessions: 8, Rounds: 1, ConfigsPerRound: 40, PerMinute: stats{N: 1, Median: 15}, OK: 40}},
 		Targets: []target{newTarget("8 simulators vs 1", 5.1, true, ">=", 6.4, "x")}}
+	// One simulator on the 4-simulator level's 48 configs.
+	equal := &report{ModelDelay: 2, Throughput: []level{{Sessions: 1, Rounds: 1, ConfigsPerRound: 48, PerMinute: stats{N: 1, Median: 10.4},
+		SteadyPerMinute: stats{N: 1, Median: 11}, OK: 48}},
+		Targets: []target{newTarget("1 simulators vs 1", 0, false, ">=", 0.8, "x"), newTarget("UI time per dialogue", 0.7, true, "<=", 0.66, " s")}}
 	var paths []string
-	for i, r := range []*report{two, ten} {
+	for i, r := range []*report{two, ten, equal} {
 		p := filepath.Join(dir, string(rune('a'+i))+".json")
 		if err := writeJSON(p, []*report{r}); err != nil {
 			t.Fatal(err)
@@ -225,10 +229,17 @@ func TestSummaryOfTwoReports(t *testing.T) {
 		`queue per job: 3100 µs wall, 2400 µs CPU \(medians of 5 runs\)`,
 		`2 s model run: 4 simulators vs 1\s+3\.25x >= 3\.20x\s+MET`,
 		`10 s model run: 8 simulators vs 1\s+5\.10x >= 6\.40x\s+NOT MET`,
+		`(?m)^2 s\s+1\s+1 x 48\s+10\.4`,
+		`2 s model run: UI time per dialogue\s+0\.70 s <= 0\.66 s\s+NOT MET`,
+		`2 s model: 4 simulators vs 1 on the same 48 configs, whole run incl\. window start-up \(0\.8x linear\)\s+2\.50x >= 3\.20x\s+NOT MET`,
+		`  the same, steady \(every window warm\)\s+- >= 3\.20x\s+NOT MEASURED`,
 	} {
 		if !regexp.MustCompile(re).MatchString(b.String()) {
 			t.Errorf("summary does not match %q:\n%s", re, b.String())
 		}
+	}
+	if strings.Contains(b.String(), "1 simulators vs 1") {
+		t.Errorf("the summary shows the not-measured ratio of a run of 1 simulator alone:\n%s", b.String())
 	}
 	if _, err := readReports([]string{filepath.Join(dir, "missing.json")}); err == nil {
 		t.Error("a missing report was read")
