@@ -3,6 +3,7 @@ package farm
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -62,6 +63,7 @@ func (q *Queue) Collect(ctx context.Context, cfg CollectConfig, log *zap.Logger)
 	type item struct {
 		kind string
 		msg  jetstream.Msg
+		err  error // the source stopped with it
 	}
 	in := make(chan item)
 	cctx, cancel := context.WithCancel(ctx)
@@ -98,7 +100,12 @@ func (q *Queue) Collect(ctx context.Context, cfg CollectConfig, log *zap.Logger)
 		if src.kind == "event" {
 			events = cons
 		}
-		it, err := cons.Messages(jetstream.PullMaxMessages(16))
+		// Pull requests that expire every 5 s, each with heartbeats: a
+		// pull left with a consumer leader on a node that stopped is
+		// replaced within seconds (with nats.go's 30 s default, a
+		// 3-node cluster losing a node left the collector without
+		// results for 37 s, and then the iterator said no heartbeat).
+		it, err := cons.Messages(jetstream.PullMaxMessages(16), jetstream.PullExpiry(5*time.Second))
 		if err != nil {
 			return prog, fmt.Errorf("collect from %s: %w", src.stream, err)
 		}
@@ -106,18 +113,34 @@ func (q *Queue) Collect(ctx context.Context, cfg CollectConfig, log *zap.Logger)
 		go func() {
 			for {
 				msg, err := it.Next()
+				if errors.Is(err, jetstream.ErrNoHeartbeat) {
+					// The iterator has dropped the lost pull and asks the
+					// consumer's current leader again.
+					log.Warn("collector's pull got no heartbeat; pulling again", zap.String("stream", src.stream))
+					continue
+				}
+				x := item{kind: src.kind, msg: msg}
 				if err != nil {
-					return // stopped
+					if errors.Is(err, jetstream.ErrMsgIteratorClosed) && cctx.Err() != nil {
+						return // stopped: the collection is over
+					}
+					x.err = fmt.Errorf("collect from %s: %w", src.stream, err)
 				}
 				select {
-				case in <- item{src.kind, msg}:
+				case in <- x:
 				case <-cctx.Done():
+					return
+				}
+				if err != nil {
 					return
 				}
 			}
 		}()
 	}
 	handle := func(it item) error {
+		if it.err != nil {
+			return it.err
+		}
 		prog.Elapsed = time.Since(start)
 		var err error
 		switch it.kind {
