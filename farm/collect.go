@@ -81,6 +81,7 @@ func (q *Queue) Collect(ctx context.Context, cfg CollectConfig, log *zap.Logger)
 	var iters []jetstream.MessagesContext
 	var events jetstream.Consumer
 	defer func() {
+		cancel() // first, so that the sources see a stop as the end
 		for _, it := range iters {
 			it.Stop()
 		}
