@@ -1,0 +1,230 @@
+package farm
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest"
+
+	"dialogfarm/dialog"
+)
+
+// stallProxy forwards TCP connections to a server; while stalled it holds
+// back what the server sends, as a pull whose consumer leader went away
+// leaves the client hearing nothing (what the client sends still goes
+// through).
+type stallProxy struct {
+	ln     net.Listener
+	target string
+	gate   sync.RWMutex // a writer holds it while stalled
+}
+
+func startStallProxy(tb testing.TB, target string) *stallProxy {
+	tb.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	p := &stallProxy{ln: ln, target: target}
+	var conns sync.WaitGroup
+	tb.Cleanup(func() { _ = ln.Close(); conns.Wait() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			s, err := net.Dial("tcp", target)
+			if err != nil {
+				_ = c.Close()
+				continue
+			}
+			conns.Add(2)
+			go func() { // client to server: never held
+				defer conns.Done()
+				_, _ = io.Copy(s, c)
+				_ = s.Close()
+			}()
+			go func() { // server to client: held while stalled
+				defer conns.Done()
+				defer c.Close()
+				buf := make([]byte, 32<<10)
+				for {
+					n, err := s.Read(buf)
+					if n > 0 {
+						p.gate.RLock()
+						_, werr := c.Write(buf[:n])
+						p.gate.RUnlock()
+						if werr != nil {
+							return
+						}
+					}
+					if err != nil {
+						return
+					}
+				}
+			}()
+		}
+	}()
+	return p
+}
+
+func (p *stallProxy) url() string { return "nats://" + p.ln.Addr().String() }
+func (p *stallProxy) stall()      { p.gate.Lock() }
+func (p *stallProxy) resume()     { p.gate.Unlock() }
+
+// A collector whose pulls hear nothing for longer than their heartbeat
+// (nats.go's iterator then says ErrNoHeartbeat) pulls again and collects
+// every result, the ones published while it heard nothing included. This
+// is what a 3-node cluster losing the consumer's leader does to it; the
+// chaos suite's cluster test exercises that case, this one the collector's
+// side of it on a single server.
+func TestCollectorPullsAgainAfterNoHeartbeat(t *testing.T) {
+	dir := t.TempDir()
+	srv, err := StartServer(context.Background(), ServerConfig{StoreDir: filepath.Join(dir, "store"), Listen: "127.0.0.1:-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Shutdown()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+
+	direct, err := srv.Connect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer direct.Close()
+	djs, _ := JetStream(direct)
+	q, err := Setup(ctx, djs, DefaultQueueConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := configs(8)
+	if _, err := q.Enqueue(ctx, "stall", cs, 2, nil); err != nil {
+		t.Fatal(err)
+	}
+
+	// The collector alone talks to the server through the proxy.
+	proxy := startStallProxy(t, strings.TrimPrefix(srv.ClientURL(), "nats://"))
+	pc, err := nats.Connect(proxy.url(), nats.Name("collector"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pc.Close()
+	pjs, _ := JetStream(pc)
+	cq, err := Open(ctx, pjs)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// The first half of the configs is driven at once, the rest only
+	// once the collector's connection has stalled.
+	late := make(chan struct{})
+	second := map[string]bool{}
+	for _, c := range cs[4:] {
+		second[c.ID] = true
+	}
+	drv := funcDriver(func(ctx context.Context, slot int, c dialog.ChatConfig) (Outcome, error) {
+		if second[c.ID] {
+			select {
+			case <-late:
+			case <-ctx.Done():
+				return Outcome{}, ctx.Err()
+			}
+		}
+		return Outcome{Dialogue: okDialogue(c)}, nil
+	})
+	wnc, err := srv.Connect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer wnc.Close()
+	wjs, _ := JetStream(wnc)
+	wq, err := Open(ctx, wjs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wctx, stopWorker := context.WithCancel(ctx)
+	var worker sync.WaitGroup
+	worker.Go(func() {
+		w := NewWorker(WorkerConfig{ID: "w", Slots: 8, FetchWait: 200 * time.Millisecond,
+			Backoff: []time.Duration{10 * time.Millisecond}}, wq, drv, NewMetrics("w"), zaptest.NewLogger(t))
+		if err := w.Run(wctx); err != nil {
+			t.Errorf("worker: %v", err)
+		}
+	})
+	defer func() { stopWorker(); worker.Wait() }()
+
+	// The collector's log says when it gave up a pull.
+	noHeartbeat := make(chan struct{})
+	var sawNoHeartbeat sync.Once
+	log := zaptest.NewLogger(t, zaptest.WrapOptions(zap.Hooks(func(e zapcore.Entry) error {
+		if strings.Contains(e.Message, "no heartbeat") {
+			sawNoHeartbeat.Do(func() { close(noHeartbeat) })
+		}
+		return nil
+	})))
+	recs := newMemRecords()
+	halfway := make(chan struct{})
+	var once sync.Once
+	type outcome struct {
+		prog Progress
+		err  error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		p, err := cq.Collect(ctx, CollectConfig{Run: "stall", Want: ids(cs), Records: recs, Progress: func(p Progress) {
+			if p.Done == 4 {
+				once.Do(func() { close(halfway) })
+			}
+		}}, log)
+		done <- outcome{p, err}
+	}()
+
+	select {
+	case <-halfway:
+	case o := <-done:
+		t.Fatalf("collect ended before the stall: %+v, %v", o.prog, o.err)
+	case <-ctx.Done():
+		t.Fatal("the first 4 results were not collected")
+	}
+	proxy.stall()
+	close(late)
+	// Hold the server's side back until the collector gave up a pull.
+	select {
+	case <-noHeartbeat:
+		proxy.resume()
+	case o := <-done:
+		proxy.resume()
+		t.Fatalf("collect ended while its connection was stalled: %+v, %v", o.prog, o.err)
+	case <-ctx.Done():
+		proxy.resume()
+		t.Fatal("the collector never reported a pull without heartbeat")
+	}
+
+	o := <-done
+	if o.err != nil {
+		t.Fatalf("collect: %v (progress %+v)", o.err, o.prog)
+	}
+	if o.prog.Done != len(cs) || o.prog.OK != len(cs) {
+		t.Errorf("progress %+v, want %d ok", o.prog, len(cs))
+	}
+	for _, c := range cs {
+		if n := recs.appends[c.ID]; n != 1 {
+			t.Errorf("%s recorded %d times", c.ID, n)
+		}
+	}
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		t.Error("the test ran out of time")
+	}
+}
