@@ -278,8 +278,7 @@ func (w *window) contextMenu(ctx context.Context, item string, then ...cond) err
 // jsTextPoint finds where the active editor draws the given line and
 // visual column: the point just inside the left edge of that character
 // (just past the line's end for the column after it), for a click that
-// puts the cursor exactly there, and a point on the line's number in the
-// gutter, to rest the mouse on after it. It returns {none: why} when the
+// puts the cursor exactly there. It returns {none: why} when the
 // editor does not show the spot, or shows other text than the file's
 // (shown: the line as drawn, tabs widened; the click must hit that text),
 // or something covers it.
@@ -316,14 +315,14 @@ const jsTextPoint = `(line, vcol, shown) => {
 	const lines = ed.querySelector('.lines-content');
 	if (!hit || !lines || !lines.contains(hit) || hit.closest('.contentWidgets, .overlayWidgets, .sticky-widget') || (!vl.contains(hit) && hit.closest('.view-lines')))
 		return {none: 'line ' + line + ' col ' + vcol + ' is hidden or covered'};
-	return {x, y, gx: nr.left + nr.width / 2, gy: nr.top + nr.height / 2};
+	return {x, y};
 }`
 
 // shiftClickText Shift+clicks where the active editor draws line and
 // visual column vcol (line's text as drawn is shown), extending the
-// selection to there, then rests the mouse on the line's number so that
-// no hover opens over the text. It reports false, having done nothing,
-// when the editor does not show that spot.
+// selection to there. The mouse stays there, as a hand's would: the
+// editor shows no hovers (DefaultEditorSettings). It reports false, having
+// done nothing, when the editor does not show that spot.
 func (w *window) shiftClickText(ctx context.Context, line, vcol int, shown string) (bool, error) {
 	v, err := w.eval(ctx, jsTextPoint, line, vcol, shown)
 	if err != nil {
@@ -355,7 +354,7 @@ func (w *window) shiftClickText(ctx context.Context, line, vcol int, shown strin
 	if err := w.sendKeys(ctx, up); err != nil {
 		return false, fmt.Errorf("release Shift: %w", err)
 	}
-	return true, w.move(ctx, point{X: v.Get("gx").Num(), Y: v.Get("gy").Num()})
+	return true, nil
 }
 
 // statusChange waits up to d for the editor's selection status item to
