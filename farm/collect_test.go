@@ -83,6 +83,20 @@ func (p *stallProxy) url() string { return "nats://" + p.ln.Addr().String() }
 func (p *stallProxy) stall()      { p.gate.Lock() }
 func (p *stallProxy) resume()     { p.gate.Unlock() }
 
+// openQueue opens the farm's queue over a connection.
+func openQueue(ctx context.Context, tb testing.TB, nc *nats.Conn) *Queue {
+	tb.Helper()
+	js, err := JetStream(nc)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	q, err := Open(ctx, js)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return q
+}
+
 // A collector whose pulls hear nothing for longer than their heartbeat
 // (nats.go's iterator then says ErrNoHeartbeat) pulls again and collects
 // every result, the ones published while it heard nothing included. This
@@ -121,11 +135,7 @@ func TestCollectorPullsAgainAfterNoHeartbeat(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pc.Close()
-	pjs, _ := JetStream(pc)
-	cq, err := Open(ctx, pjs)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cq := openQueue(ctx, t, pc)
 
 	// The first half of the configs is driven at once, the rest only
 	// once the collector's connection has stalled.
@@ -149,11 +159,7 @@ func TestCollectorPullsAgainAfterNoHeartbeat(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer wnc.Close()
-	wjs, _ := JetStream(wnc)
-	wq, err := Open(ctx, wjs)
-	if err != nil {
-		t.Fatal(err)
-	}
+	wq := openQueue(ctx, t, wnc)
 	wctx, stopWorker := context.WithCancel(ctx)
 	var worker sync.WaitGroup
 	worker.Go(func() {
