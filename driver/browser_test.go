@@ -56,24 +56,32 @@ func TestBackends(t *testing.T) {
 	}
 }
 
-func driveTestPage(t *testing.T, backend Backend, url string) []string {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
+// testWindow launches Chromium with the backend and opens one 800x600
+// window; both close when the test ends.
+func testWindow(ctx context.Context, t *testing.T, backend Backend) (browser, page) {
+	t.Helper()
 	cfg := DefaultBrowserConfig()
 	cfg.Backend, cfg.Dir, cfg.Width, cfg.Height = backend, t.TempDir(), 800, 600
 	br, err := launchBrowser(ctx, cfg, zaptest.NewLogger(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer br.Close()
-	if !strings.Contains(br.Version(), "Chrome/") || br.PID() <= 0 {
-		t.Errorf("version %q, pid %d", br.Version(), br.PID())
-	}
+	t.Cleanup(br.Close)
 	p, err := br.NewWindow(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer p.Close()
+	t.Cleanup(func() { _ = p.Close() })
+	return br, p
+}
+
+func driveTestPage(t *testing.T, backend Backend, url string) []string {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	br, p := testWindow(ctx, t, backend)
+	if !strings.Contains(br.Version(), "Chrome/") || br.PID() <= 0 {
+		t.Errorf("version %q, pid %d", br.Version(), br.PID())
+	}
 	w := &window{page: p}
 	if err := w.navigate(ctx, url); err != nil {
 		t.Fatal(err)
@@ -86,7 +94,7 @@ func driveTestPage(t *testing.T, backend Backend, url string) []string {
 		t.Fatal(err)
 	}
 	if at != (point{X: 110, Y: 90}) {
-		t.Errorf("textarea at %+v, want 110,90 (the window is not %dx%d)", at, cfg.Width, cfg.Height)
+		t.Errorf("textarea at %+v, want 110,90 (the window is not 800x600)", at)
 	}
 	step := func(what string, err error) {
 		t.Helper()

@@ -50,18 +50,7 @@ func TestSelfFocusIsLearnedPerPlugin(t *testing.T) {
 	defer srv.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cfg := DefaultBrowserConfig()
-	cfg.Dir, cfg.Width, cfg.Height = t.TempDir(), 800, 600
-	br, err := launchBrowser(ctx, cfg, zaptest.NewLogger(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer br.Close()
-	p, err := br.NewWindow(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
+	_, p := testWindow(ctx, t, BackendRod)
 	cp := &countingPage{page: p}
 	s := &Session{ID: "s1", win: &window{page: cp}, log: zaptest.NewLogger(t)}
 	u := ui{Frames: []string{"iframe"}, Ready: "#in", Input: "#in"}
