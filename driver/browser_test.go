@@ -228,7 +228,7 @@ func rendererCmdlines(t *testing.T, browserPID int, see func(cmdline string)) in
 // per RendererProcesses setting and counts Chromium's renderer processes:
 // a process per window without a cap, one for all three with a cap of 1.
 // Each window reads its V8 heap limit: low-end device mode's 272 MiB, or
-// RendererHeapMiB.
+// RendererHeapMiB; each renderer's command line carries jsFlags' switches.
 func TestWindowsShareRenderers(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
@@ -272,7 +272,15 @@ func TestWindowsShareRenderers(t *testing.T) {
 					t.Errorf("window %d: V8 heap limit %.0f MiB, want %.0f to %.0f", i, l, wantHeap[0], wantHeap[1])
 				}
 			}
-			if n := rendererCmdlines(t, br.PID(), func(string) {}); n < c.min || n > c.max {
+			// V8 runs every window's scripts without its optimising
+			// compilers (jsFlags): the switches reach each renderer.
+			if n := rendererCmdlines(t, br.PID(), func(cmdline string) {
+				for _, f := range []string{"--no-maglev", "--no-turbofan"} {
+					if !strings.Contains(cmdline, f) {
+						t.Errorf("renderer runs without %s: %s", f, clip(cmdline, 300))
+					}
+				}
+			}); n < c.min || n > c.max {
 				t.Errorf("%d renderer processes for 3 windows with RendererProcesses %d, want %d to %d", n, c.limit, c.min, c.max)
 			}
 		})
