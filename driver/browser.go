@@ -41,6 +41,12 @@ type BrowserConfig struct {
 	// thread for over a minute in editorbench). A Runner sets it from its
 	// windows per process.
 	RendererHeapMiB int
+	// OptimizingJIT lets V8 optimise hot scripts with Maglev and
+	// TurboFan. Off by default (jsFlags): a workbench runs mostly code
+	// it runs a few times per dialogue. A plugin whose webview runs
+	// heavy scripts of its own (say, re-rendering Markdown for every
+	// streamed chunk) may need it on.
+	OptimizingJIT bool
 }
 
 // DefaultBrowserConfig uses Debian's chromium package, driven with go-rod,

@@ -228,19 +228,23 @@ func rendererCmdlines(t *testing.T, browserPID int, see func(cmdline string)) in
 // per RendererProcesses setting and counts Chromium's renderer processes:
 // a process per window without a cap, one for all three with a cap of 1.
 // Each window reads its V8 heap limit: low-end device mode's 272 MiB, or
-// RendererHeapMiB; each renderer's command line carries jsFlags' switches.
+// RendererHeapMiB; each renderer's command line carries jsFlags' switches
+// that turn V8's optimising compilers off, unless OptimizingJIT.
 func TestWindowsShareRenderers(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		fmt.Fprint(w, `<!doctype html><title>window</title><p id="p">`+r.URL.Path+`</p>`)
 	}))
 	defer srv.Close()
-	for _, c := range []struct{ limit, min, max, heapMiB int }{{limit: 0, min: 3, max: 99}, {limit: 1, min: 1, max: 1, heapMiB: 768}} {
+	for _, c := range []struct {
+		limit, min, max, heapMiB int
+		jit                      bool
+	}{{limit: 0, min: 3, max: 99}, {limit: 1, min: 1, max: 1, heapMiB: 768, jit: true}} {
 		t.Run(fmt.Sprintf("limit=%d", c.limit), func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
 			cfg := DefaultBrowserConfig()
-			cfg.Dir, cfg.RendererProcesses, cfg.RendererHeapMiB = t.TempDir(), c.limit, c.heapMiB
+			cfg.Dir, cfg.RendererProcesses, cfg.RendererHeapMiB, cfg.OptimizingJIT = t.TempDir(), c.limit, c.heapMiB, c.jit
 			wantHeap := [2]float64{260, 290}
 			if c.heapMiB > 0 {
 				wantHeap = [2]float64{float64(c.heapMiB), float64(c.heapMiB) * 1.2}
@@ -273,11 +277,12 @@ func TestWindowsShareRenderers(t *testing.T) {
 				}
 			}
 			// V8 runs every window's scripts without its optimising
-			// compilers (jsFlags): the switches reach each renderer.
+			// compilers (jsFlags) unless OptimizingJIT: the switches
+			// reach each renderer.
 			if n := rendererCmdlines(t, br.PID(), func(cmdline string) {
 				for _, f := range []string{"--no-maglev", "--no-turbofan"} {
-					if !strings.Contains(cmdline, f) {
-						t.Errorf("renderer runs without %s: %s", f, clip(cmdline, 300))
+					if strings.Contains(cmdline, f) == c.jit {
+						t.Errorf("OptimizingJIT %v, yet the renderer's %s is %v: %s", c.jit, f, strings.Contains(cmdline, f), clip(cmdline, 300))
 					}
 				}
 			}); n < c.min || n > c.max {

@@ -67,8 +67,8 @@ func chromiumFlags(cfg BrowserConfig) []chromiumFlag {
 		// mode asks of V8 (small young generation, early full GCs), which
 		// several windows sharing one renderer's heap would outgrow; the
 		// figures in BrowserConfig.RendererProcesses were measured with it.
-		// --no-maglev --no-turbofan leave V8 its interpreter and baseline
-		// compiler: a workbench runs mostly code it runs a few times per
+		// --no-maglev --no-turbofan (unless BrowserConfig.OptimizingJIT)
+		// leave V8 its interpreter and baseline compiler: a workbench runs mostly code it runs a few times per
 		// dialogue, and on 2 cores the optimising compilers' background
 		// jobs cost more than the faster code saved. editorbench 1 sim x
 		// 24 configs, 2 s model, two binaries alternated (load 0.6-1.2):
@@ -89,7 +89,10 @@ func chromiumFlags(cfg BrowserConfig) []chromiumFlag {
 // jsFlags are V8's switches (see chromiumFlags), with the heap limit when
 // the config sets one.
 func jsFlags(cfg BrowserConfig) string {
-	f := "--no-memory-reducer --no-optimize-for-size --no-maglev --no-turbofan"
+	f := "--no-memory-reducer --no-optimize-for-size"
+	if !cfg.OptimizingJIT {
+		f += " --no-maglev --no-turbofan"
+	}
 	if cfg.RendererHeapMiB > 0 {
 		f += " --max-old-space-size=" + strconv.Itoa(cfg.RendererHeapMiB)
 	}

@@ -205,3 +205,47 @@ func TestFlagTypesAgree(t *testing.T) {
 		t.Errorf("only %d flags found", len(types))
 	}
 }
+
+// TestBrowserJITFlag reads --browser-jit as the commands do (a.init:
+// flag, environment, config file) and checks the browser config the driver
+// gets: V8's optimising compilers off unless it is set.
+func TestBrowserJITFlag(t *testing.T) {
+	dir := t.TempDir()
+	cfgFile := filepath.Join(dir, "jit.yaml")
+	if err := os.WriteFile(cfgFile, []byte("browser-jit: true\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		args []string
+		env  string
+		want bool
+	}{
+		{"drive default", []string{"drive"}, "", false},
+		{"drive flag", []string{"drive", "--browser-jit"}, "", true},
+		{"worker flag", []string{"worker", "--browser-jit=true"}, "", true},
+		{"drive env", []string{"drive"}, "true", true},
+		{"drive config file", []string{"drive", "--config", cfgFile}, "", true},
+		{"flag over env", []string{"drive", "--browser-jit=false"}, "true", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if c.env != "" {
+				t.Setenv("DIALOGFARM_BROWSER_JIT", c.env)
+			}
+			a := &app{v: viper.New(), stdout: &bytes.Buffer{}, stderr: &bytes.Buffer{}}
+			cmd, rest, err := newRoot(a).Find(c.args)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.ParseFlags(rest); err != nil {
+				t.Fatal(err)
+			}
+			if err := a.init(cmd); err != nil {
+				t.Fatal(err)
+			}
+			if got := a.browserConfig().OptimizingJIT; got != c.want {
+				t.Errorf("OptimizingJIT %v, want %v", got, c.want)
+			}
+		})
+	}
+}

@@ -43,6 +43,7 @@ func addToolFlags(cmd *cobra.Command) {
 	cmd.Flags().String("tools", "", "tools folder made by make setup (default ROOT/tools)")
 	cmd.Flags().String("chromium", "/usr/bin/chromium", "Chromium binary (never downloaded)")
 	cmd.Flags().Var(&backendFlag{b: driver.BackendRod}, "browser", "library that drives Chromium: rod or chromedp")
+	cmd.Flags().Bool("browser-jit", false, "let Chromium's V8 optimise hot scripts (Maglev, TurboFan), for a plugin whose webview runs heavy scripts; off, a window costs less CPU")
 }
 
 // backendFlag is --browser: a backend name, checked when it is set (from
@@ -94,5 +95,6 @@ func (a *app) browserConfig() driver.BrowserConfig {
 	cfg.Bin = a.v.GetString("chromium")
 	// --browser was checked when it was set.
 	cfg.Backend = driver.Backend(a.v.GetString("browser"))
+	cfg.OptimizingJIT = a.v.GetBool("browser-jit")
 	return cfg
 }
