@@ -68,10 +68,11 @@ func chromiumFlags(cfg BrowserConfig) []chromiumFlag {
 		// several windows sharing one renderer's heap would outgrow; the
 		// figures in BrowserConfig.RendererProcesses were measured with it.
 		// --no-maglev --no-turbofan (unless BrowserConfig.OptimizingJIT)
-		// leave V8 its interpreter and baseline compiler: a workbench runs mostly code it runs a few times per
-		// dialogue, and on 2 cores the optimising compilers' background
-		// jobs cost more than the faster code saved. editorbench 1 sim x
-		// 24 configs, 2 s model, two binaries alternated (load 0.6-1.2):
+		// leave V8 its interpreter and baseline compiler: a workbench
+		// runs mostly code it runs a few times per dialogue, and on 2
+		// cores the optimising compilers' background jobs cost more than
+		// the faster code saved. editorbench 1 sim x 24 configs, 2 s
+		// model, binaries alternated (1-minute load 0.1-1.6):
 		// code-server + Chromium CPU-s per dialogue steady 1.56 / 1.63
 		// -> 1.32 / 1.43 / 1.45, whole run 2.78 / 2.65 -> 2.27 / 2.50 /
 		// 2.30, UI time per dialogue 0.80 / 0.87 -> 0.72 / 0.75 / 0.78 s;

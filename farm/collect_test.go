@@ -83,20 +83,6 @@ func (p *stallProxy) url() string { return "nats://" + p.ln.Addr().String() }
 func (p *stallProxy) stall()      { p.gate.Lock() }
 func (p *stallProxy) resume()     { p.gate.Unlock() }
 
-// openQueue opens the farm's queue over a connection.
-func openQueue(ctx context.Context, tb testing.TB, nc *nats.Conn) *Queue {
-	tb.Helper()
-	js, err := JetStream(nc)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	q, err := Open(ctx, js)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return q
-}
-
 // A collector whose pulls hear nothing for longer than their heartbeat
 // (nats.go's iterator then says ErrNoHeartbeat) pulls again and collects
 // every result, the ones published while it heard nothing included. This

@@ -112,6 +112,20 @@ func (r *rig) stop() {
 	r.srv.Shutdown()
 }
 
+// openQueue opens the farm's queue over a connection.
+func openQueue(ctx context.Context, tb testing.TB, nc *nats.Conn) *Queue {
+	tb.Helper()
+	js, err := JetStream(nc)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	q, err := Open(ctx, js)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return q
+}
+
 // runWorkers starts n workers with their own connections and returns a
 // stop function that waits for them.
 func (r *rig) runWorkers(tb testing.TB, n, slots int, drv Driver, log *zap.Logger) func() {
@@ -123,11 +137,7 @@ func (r *rig) runWorkers(tb testing.TB, n, slots int, drv Driver, log *zap.Logge
 		if err != nil {
 			tb.Fatal(err)
 		}
-		js, _ := JetStream(nc)
-		q, err := Open(ctx, js)
-		if err != nil {
-			tb.Fatal(err)
-		}
+		q := openQueue(ctx, tb, nc)
 		w := NewWorker(WorkerConfig{ID: fmt.Sprintf("w%d", i), Slots: slots, FetchWait: 200 * time.Millisecond,
 			Backoff: []time.Duration{10 * time.Millisecond}}, q, drv, NewMetrics(fmt.Sprintf("w%d", i)), log)
 		wg.Go(func() {
