@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -92,6 +93,9 @@ type browser interface {
 	// simulators can each believe they have focus, and JavaScript dialogs
 	// accepted as they open.
 	NewWindow(ctx context.Context) (page, error)
+	// StartupDone reports whether Chromium has ended its start-up (see
+	// endStartup).
+	StartupDone(ctx context.Context) (bool, error)
 	// PID is the browser's main process id.
 	PID() int
 	// Version is the browser's product string, e.g. "Chrome/156.0.8078.108".
@@ -171,24 +175,30 @@ func launchBrowser(ctx context.Context, cfg BrowserConfig, log *zap.Logger) (bro
 		_, err := ParseBackend(string(cfg.Backend))
 		return nil, fmt.Errorf("launch chromium: %w", err)
 	}
-	if err := endStartup(ctx, b); err != nil {
+	if err := endStartup(ctx, b, log); err != nil {
 		b.Close()
 		return nil, err
 	}
 	return b, nil
 }
 
-// endStartup opens a blank window, so that Chromium's start-up ends at once.
-// Chromium holds its best-effort tasks back until a page has loaded and
-// stayed idle for a second (with a fail-safe of minutes), and service
-// worker register and update jobs are such tasks. The first page of a
-// fresh browser is a workbench that keeps the CPU busy for 10 s and more,
-// so the first webview, which waits for its service worker, waited for
-// that: in a Chromium trace the webview's registration.update() started
-// 5.3 s after the call, in the same millisecond as the other held-back
-// tasks, once the workbench had idled. The blank window stays open (an idle
-// renderer) so that a relaunched browser gets one too.
-func endStartup(ctx context.Context, b browser) error {
+// endStartup opens a blank window and waits until Chromium's start-up has
+// ended. Until then Chromium holds back its after-start-up tasks, and
+// service worker register and update jobs are such tasks: every webview
+// waits for one before it shows anything. Start-up ends once a visible page
+// has loaded and then idled, and the blank window is that page, as long as
+// nothing else keeps its renderer busy; but the windows share renderer
+// processes (BrowserConfig.RendererProcesses), so a workbench loading
+// meanwhile kept the blank page busy too, and start-up ended only when
+// every window had loaded and idled. editorbench, 4 sims, 2 s model,
+// without this wait: in about a third of the runs the four windows' first
+// chat views waited 9-25 s for their webviews, all released in the same
+// millisecond as Chromium's deferred start-up tasks (a Chromium trace:
+// ServiceWorkerContainerHost::Register completed 11.4 s after the call,
+// right after after_startup_task_utils' MaybeSignalStartupComplete). The
+// blank window stays open (an idle renderer) so that a relaunched browser
+// gets one too.
+func endStartup(ctx context.Context, b browser, log *zap.Logger) error {
 	p, err := b.NewWindow(ctx)
 	if err != nil {
 		return fmt.Errorf("open the start-up window: %w", err)
@@ -196,8 +206,42 @@ func endStartup(ctx context.Context, b browser) error {
 	if err := p.Navigate(ctx, "data:text/html,"); err != nil {
 		return fmt.Errorf("load the start-up window: %w", err)
 	}
-	return nil
+	start := time.Now()
+	wctx, cancel := context.WithTimeout(ctx, startupWait)
+	defer cancel()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		done, err := b.StartupDone(wctx)
+		switch {
+		case err == nil && done:
+			log.Debug("chromium start-up ended", zap.Duration("after", time.Since(start)))
+			return nil
+		case ctx.Err() != nil:
+			return fmt.Errorf("wait for chromium's start-up to end: %w", ctx.Err())
+		case wctx.Err() != nil:
+			// Chromium ends it itself after 3 minutes at the latest;
+			// the windows work meanwhile, their webviews only later.
+			log.Warn("chromium's start-up has not ended; webviews may wait for their service worker", zap.Duration("waited", startupWait))
+			return nil
+		case err != nil:
+			return fmt.Errorf("wait for chromium's start-up to end: %w", err)
+		}
+		select {
+		case <-tick.C:
+		case <-wctx.Done():
+		}
+	}
 }
+
+// startupWait bounds endStartup's wait: a blank page ends Chromium's
+// start-up within a second or two of loading on an idle machine.
+const startupWait = 20 * time.Second
+
+// startupHistogram is the histogram Chromium records when its start-up
+// ends (with the reason: a visible page loaded and idled, or its 3-minute
+// fail-safe).
+const startupHistogram = "Startup.BrowserStartupCompleteReason"
 
 // prepareLaunch checks the browser binary and makes what every backend
 // launches it with: the profile folder and the allow-listed environment.

@@ -123,6 +123,16 @@ func launchChromedp(ctx context.Context, cfg BrowserConfig, log *zap.Logger) (*c
 // Version is the browser's product string, e.g. "Chrome/156.0.8078.108".
 func (b *cdpBrowser) Version() string { return b.version }
 
+// StartupDone reports whether Chromium has ended its start-up (see
+// endStartup).
+func (b *cdpBrowser) StartupDone(ctx context.Context) (bool, error) {
+	res, err := cdp.Call(ctx, chromedp.FromContext(b.ctx).Browser, cdpbrowser.GetHistograms, cdpbrowser.GetHistogramsParams{Query: startupHistogram})
+	if err != nil {
+		return false, fmt.Errorf("read chromium's histograms: %w", err)
+	}
+	return len(res.Histograms) > 0, nil
+}
+
 // PID is the browser's main process id.
 func (b *cdpBrowser) PID() int { return b.pid }
 

@@ -118,6 +118,16 @@ func (b *RodBrowser) NewPage(ctx context.Context) (*rod.Page, error) {
 	return page, nil
 }
 
+// StartupDone reports whether Chromium has ended its start-up (see
+// endStartup).
+func (b *RodBrowser) StartupDone(ctx context.Context) (bool, error) {
+	res, err := proto.BrowserGetHistograms{Query: startupHistogram}.Call(b.rod.Context(ctx))
+	if err != nil {
+		return false, fmt.Errorf("read chromium's histograms: %w", err)
+	}
+	return len(res.Histograms) > 0, nil
+}
+
 // PID is the browser's main process id.
 func (b *RodBrowser) PID() int { return b.launcher.PID() }
 

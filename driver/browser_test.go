@@ -31,8 +31,9 @@ t.addEventListener('mousedown', (e) => events.push('mousedown ' + e.button + ' '
 t.addEventListener('contextmenu', (e) => { e.preventDefault(); events.push('contextmenu'); });
 </script>`
 
-// TestBackends drives a small page with each backend through the window
-// methods the steps use, and checks what the page saw: the same key
+// TestBackends launches Chromium with each backend (start-up ended), drives
+// a small page through the window methods the steps use, and checks what
+// the page saw: the same key
 // events (modifiers held, text typed), clicks where they were aimed,
 // inserted text, accepted dialogs, a screenshot, a patient poll that sees
 // a change in a frame, a poll that survives a navigation and a script
@@ -81,6 +82,11 @@ func driveTestPage(t *testing.T, backend Backend, url string) []string {
 	br, p := testWindow(ctx, t, backend)
 	if !strings.Contains(br.Version(), "Chrome/") || br.PID() <= 0 {
 		t.Errorf("version %q, pid %d", br.Version(), br.PID())
+	}
+	// Launching waits for Chromium's start-up to end, without which
+	// service worker jobs (every webview waits for one) are held back.
+	if done, err := br.StartupDone(ctx); err != nil || !done {
+		t.Errorf("after launch, Chromium's start-up ended: %v (%v), want true", done, err)
 	}
 	w := &window{page: p}
 	if err := w.navigate(ctx, url); err != nil {
@@ -289,5 +295,33 @@ func TestWindowsShareRenderers(t *testing.T) {
 				t.Errorf("%d renderer processes for 3 windows with RendererProcesses %d, want %d to %d", n, c.limit, c.min, c.max)
 			}
 		})
+	}
+}
+
+// TestWaitReadyNamesWhatIsMissing: a workbench that never gets ready fails
+// the wait with what was missing, the page and the notifications shown.
+func TestWaitReadyNamesWhatIsMissing(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprint(w, `<!doctype html><div class="monaco-workbench"><div class="explorer-folders-view"></div>
+<div class="notifications-toasts"><div class="notification-list-item-message">Extension host terminated unexpectedly</div></div></div>`)
+	}))
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_, p := testWindow(ctx, t, BackendRod)
+	w := &window{page: p}
+	if err := w.navigate(ctx, srv.URL+"/stable/"); err != nil {
+		t.Fatal(err)
+	}
+	wctx, wcancel := context.WithTimeout(ctx, 2*time.Second)
+	defer wcancel()
+	err := w.waitReady(wctx, `[id$="askplugin.status"]`)
+	if !errIsTimeout(err) {
+		t.Fatalf("waitReady: %v, want a timeout", err)
+	}
+	want := `(missing: extensions loaded, the explorer's folder, the plugin's sign [id$="askplugin.status"]; page /stable/; notifications: Extension host terminated unexpectedly)`
+	if !strings.HasSuffix(err.Error(), want) {
+		t.Errorf("waitReady: %v\nwant it to end with %s", err, want)
 	}
 }

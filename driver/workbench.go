@@ -2,6 +2,7 @@ package driver
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"path"
 	"path/filepath"
@@ -75,9 +76,48 @@ const jsStatusSelection = `() => {
 	return el ? el.textContent.trim() : '';
 }`
 
-// waitReady waits for the workbench and the plugin to be usable.
+// jsReadyMissing names the parts of jsReady that do not hold yet, with the
+// page's address and the workbench's notifications (an extension host that
+// crashed says so there).
+const jsReadyMissing = `(sel) => {
+	const missing = [
+		!document.querySelector('.monaco-workbench') && 'the workbench',
+		performance.getEntriesByName('code/didLoadExtensions').length === 0 && 'extensions loaded',
+		!document.querySelector('.explorer-folders-view .monaco-list-row') && 'the explorer\'s folder',
+		sel && !document.querySelector(sel) && 'the plugin\'s sign ' + sel,
+	].filter(Boolean);
+	const notes = [...document.querySelectorAll('.notifications-toasts .notification-list-item-message, .notification-list-item-message')]
+		.map(n => n.textContent.trim()).filter(Boolean);
+	return {missing, page: location.pathname, notes: [...new Set(notes)].slice(0, 3)};
+}`
+
+// readyState is what jsReadyMissing reports.
+type readyState struct {
+	Missing []string `json:"missing"`
+	Page    string   `json:"page"`
+	Notes   []string `json:"notes"`
+}
+
+// waitReady waits for the workbench and the plugin to be usable. When the
+// wait fails, the error names what was missing.
 func (w *window) waitReady(ctx context.Context, pluginReady string) error {
-	return w.waitFor(ctx, "the workbench is ready (extensions loaded, explorer shown, plugin ready: "+pluginReady+")", jsReady, pluginReady)
+	err := w.waitFor(ctx, "the workbench is ready (extensions loaded, explorer shown, plugin ready: "+pluginReady+")", jsReady, pluginReady)
+	if err == nil || !errIsTimeout(err) {
+		return err
+	}
+	// The wait's own context has ended; look once more, briefly.
+	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	raw, lerr := w.page.Eval(lctx, jsReadyMissing, pluginReady)
+	var st readyState
+	if lerr != nil || json.Unmarshal(raw, &st) != nil {
+		return err
+	}
+	msg := "missing: " + strings.Join(st.Missing, ", ") + "; page " + st.Page
+	if len(st.Notes) > 0 {
+		msg += "; notifications: " + strings.Join(st.Notes, " | ")
+	}
+	return fmt.Errorf("%w (%s)", err, msg)
 }
 
 // quickPick types text into an open quick input and picks the row that m
