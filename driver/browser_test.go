@@ -299,7 +299,8 @@ func TestWindowsShareRenderers(t *testing.T) {
 }
 
 // TestWaitReadyNamesWhatIsMissing: a workbench that never gets ready fails
-// the wait with what was missing, the page and the notifications shown.
+// the wait with what was missing, the page and the notifications shown; a
+// cancelled wait fails at once, without that diagnosis.
 func TestWaitReadyNamesWhatIsMissing(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
@@ -323,5 +324,11 @@ func TestWaitReadyNamesWhatIsMissing(t *testing.T) {
 	want := `(missing: extensions loaded, the explorer's folder, the plugin's sign [id$="askplugin.status"]; page /stable/; notifications: Extension host terminated unexpectedly)`
 	if !strings.HasSuffix(err.Error(), want) {
 		t.Errorf("waitReady: %v\nwant it to end with %s", err, want)
+	}
+	// A cancelled run (not a timeout) is not held up by the diagnosis.
+	cctx, ccancel := context.WithCancel(ctx)
+	ccancel()
+	if err := w.waitReady(cctx, `[id$="askplugin.status"]`); err == nil || strings.Contains(err.Error(), "missing:") {
+		t.Errorf("waitReady with a cancelled context: %v, want an error without a diagnosis", err)
 	}
 }

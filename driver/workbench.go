@@ -3,6 +3,7 @@ package driver
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path"
 	"path/filepath"
@@ -86,7 +87,7 @@ const jsReadyMissing = `(sel) => {
 		!document.querySelector('.explorer-folders-view .monaco-list-row') && 'the explorer\'s folder',
 		sel && !document.querySelector(sel) && 'the plugin\'s sign ' + sel,
 	].filter(Boolean);
-	const notes = [...document.querySelectorAll('.notifications-toasts .notification-list-item-message, .notification-list-item-message')]
+	const notes = [...document.querySelectorAll('.notification-list-item-message')]
 		.map(n => n.textContent.trim()).filter(Boolean);
 	return {missing, page: location.pathname, notes: [...new Set(notes)].slice(0, 3)};
 }`
@@ -102,8 +103,8 @@ type readyState struct {
 // wait fails, the error names what was missing.
 func (w *window) waitReady(ctx context.Context, pluginReady string) error {
 	err := w.waitFor(ctx, "the workbench is ready (extensions loaded, explorer shown, plugin ready: "+pluginReady+")", jsReady, pluginReady)
-	if err == nil || !errIsTimeout(err) {
-		return err
+	if err == nil || !errIsTimeout(err) || errors.Is(ctx.Err(), context.Canceled) {
+		return err // a cancelled run does not wait for the diagnosis
 	}
 	// The wait's own context has ended; look once more, briefly.
 	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
