@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+	"golang.org/x/sync/errgroup"
 
 	"dialogfarm/internal/runfiles"
 )
@@ -180,6 +181,31 @@ func launchBrowser(ctx context.Context, cfg BrowserConfig, log *zap.Logger) (bro
 		return nil, err
 	}
 	return b, nil
+}
+
+// startEditorAndBrowser starts code-server and Chromium side by side:
+// Chromium's start-up (endStartup) takes about 2 s whatever the load,
+// code-server about as long. On an error neither is left running. Not
+// errgroup.WithContext: both outlive this call, and that context ends when
+// Wait returns.
+func startEditorAndBrowser(ctx context.Context, ecfg EditorConfig, bcfg BrowserConfig, log *zap.Logger) (*Editor, browser, error) {
+	var (
+		g  errgroup.Group
+		ed *Editor
+		br browser
+	)
+	g.Go(func() (err error) { ed, err = StartEditor(ctx, ecfg, log); return err })
+	g.Go(func() (err error) { br, err = launchBrowser(ctx, bcfg, log); return err })
+	if err := g.Wait(); err != nil {
+		if ed != nil {
+			ed.Stop()
+		}
+		if br != nil {
+			br.Close()
+		}
+		return nil, nil, err
+	}
+	return ed, br, nil
 }
 
 // endStartup opens a blank window and waits until Chromium's start-up has

@@ -189,24 +189,8 @@ func (r *Runner) Start(ctx context.Context) error {
 	if err := writeAdapterFiles(filepath.Join(r.cfg.Editor.Dir, "user-data"), r.cfg.Secret, r.cfg.Adapters); err != nil {
 		return err
 	}
-	// code-server and Chromium start side by side: Chromium's start-up
-	// (endStartup) takes about 2 s whatever the load, code-server about as
-	// long. Not errgroup.WithContext: both outlive this call, and that
-	// context ends when Wait returns.
-	var (
-		g  errgroup.Group
-		ed *Editor
-		br browser
-	)
-	g.Go(func() (err error) { ed, err = StartEditor(ctx, r.cfg.Editor, r.log); return err })
-	g.Go(func() (err error) { br, err = launchBrowser(ctx, r.cfg.Browser, r.log); return err })
-	if err := g.Wait(); err != nil {
-		if ed != nil {
-			ed.Stop()
-		}
-		if br != nil {
-			br.Close()
-		}
+	ed, br, err := startEditorAndBrowser(ctx, r.cfg.Editor, r.cfg.Browser, r.log)
+	if err != nil {
 		r.unlock()
 		return err
 	}
