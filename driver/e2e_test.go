@@ -13,7 +13,9 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest"
+	"go.uber.org/zap/zaptest/observer"
 
 	"dialogfarm/adapter"
 	"dialogfarm/capture"
@@ -60,6 +62,15 @@ func e2eConfigs() []dialog.ChatConfig {
 			Trigger: dialog.TriggerKeybinding, Instruction: dialog.InstructionCommand, Turns: turns("/doc")},
 		{ID: "contextmenu-free-text", File: py, Language: "python", Cursor: ptr(pos(13, 9)),
 			Trigger: dialog.TriggerContextMenu, Instruction: dialog.InstructionFreeText, Turns: turns("Why return low here?")},
+		// A whole function longer than the editor shows, its end below
+		// the view when the file opens at its start: the mouse wheel
+		// scrolls to the end, which a Shift+click selects.
+		{ID: "keybinding-selection-beyond-view", File: "pkg/units.py", Language: "python", Selection: sel(pos(144, 1), pos(209, 26)),
+			Trigger: dialog.TriggerKeybinding, Instruction: dialog.InstructionFreeText, Turns: turns("What does report return?")},
+		// The same from the context menu: the right click lands on a
+		// selected line in view, not on one scrolled half out of it.
+		{ID: "contextmenu-selection-beyond-view", File: "pkg/units.py", Language: "python", Selection: sel(pos(121, 1), pos(180, 1)),
+			Trigger: dialog.TriggerContextMenu, Instruction: dialog.InstructionFreeText, Turns: turns("Which conversions are these?")},
 	}
 }
 
@@ -103,7 +114,8 @@ func endToEnd(t *testing.T, backend Backend) {
 		t.Fatalf("code-server is not installed (%v): run `make setup`", err)
 	}
 	rc.Browser.Backend = backend
-	log := zaptest.NewLogger(t)
+	seen, logs := observer.New(zap.DebugLevel)
+	log := zaptest.NewLogger(t, zaptest.WrapOptions(zap.WrapCore(func(c zapcore.Core) zapcore.Core { return zapcore.NewTee(c, seen) })))
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 
@@ -178,6 +190,11 @@ func endToEnd(t *testing.T, backend Backend) {
 	}
 	if heap := r.sessions[0].use.heapMiB; heap <= 0 || heap > float64(rc.Recycle.HeapMiB) {
 		t.Errorf("window heap read as %.1f MiB, want a reading between 0 and the %d MiB bound", heap, rc.Recycle.HeapMiB)
+	}
+	// Every selection of the test repo's files is made with a Shift+click,
+	// scrolling first where its end is out of view.
+	if kb := logs.FilterMessage(msgSelectByKeyboard); kb.Len() > 0 {
+		t.Errorf("%d selections made with the keyboard, want none: %v", kb.Len(), kb.All()[0].ContextMap())
 	}
 	quillTurns := 0
 	for _, c := range configs {

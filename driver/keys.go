@@ -24,6 +24,8 @@ const (
 	keyHome      key = "Home"
 	keyEnd       key = "End"
 	keyArrowDown key = "ArrowDown"
+	keyPageUp    key = "PageUp"
+	keyPageDown  key = "PageDown"
 	keyArrowUp   key = "ArrowUp"
 	keyArrowLeft key = "ArrowLeft"
 	keyF1        key = "F1"
@@ -73,8 +75,8 @@ var keyDefs = func() map[key]keyDef {
 		"ArrowRight": {key: "ArrowRight", keyCode: 39},
 		keyHome:      {key: "Home", keyCode: 36},
 		keyEnd:       {key: "End", keyCode: 35},
-		"PageUp":     {key: "PageUp", keyCode: 33},
-		"PageDown":   {key: "PageDown", keyCode: 34},
+		keyPageUp:    {key: "PageUp", keyCode: 33},
+		keyPageDown:  {key: "PageDown", keyCode: 34},
 		"Slash":      {key: "/", keyCode: 191, text: "/"},
 		"Period":     {key: ".", keyCode: 190, text: "."},
 		"Comma":      {key: ",", keyCode: 188, text: ","},

@@ -73,11 +73,16 @@ func (s *Session) setupSteps(cfg dialog.ChatConfig, a *adapter.Adapter, src *sou
 	return steps
 }
 
+// msgSelectByKeyboard is logged when a selection's end could not be
+// clicked: the keyboard selects, a key press (and a redraw) per line.
+const msgSelectByKeyboard = "the editor does not show the selection's end; extending with the keyboard"
+
 // selectRange selects from start, where open_file put the cursor, to end,
-// and waits for the status bar to count the selected characters. Where
-// the editor shows the end, a Shift+click there selects in one action;
-// otherwise (or when the click lands elsewhere) the keyboard extends the
-// selection from where its end is.
+// and waits for the status bar to count the selected characters. A
+// Shift+click at the end selects in one action, after the mouse wheel
+// scrolled the end into view if it was not; where the editor cannot show
+// it (or the click lands elsewhere) the keyboard extends the selection
+// from where its end is.
 func (s *Session) selectRange(ctx context.Context, src *sourceFile, sel dialog.Selection) error {
 	startStatus := fmt.Sprintf("Ln %d, Col %d", sel.Start.Line, src.visualCol(sel.Start))
 	if err := s.win.waitStatus(ctx, startStatus); err != nil {
@@ -103,6 +108,9 @@ func (s *Session) selectRange(ctx context.Context, src *sourceFile, sel dialog.S
 		if _, err := fmt.Sscanf(got, "Ln %d,", &from); err != nil {
 			return fmt.Errorf("read the status bar %q: %w", got, err)
 		}
+	}
+	if !clicked {
+		s.log.Debug(msgSelectByKeyboard, zap.Int("line", sel.End.Line))
 	}
 	shift := keyShift
 	if !clicked && sel.Start.Col == 1 && sel.End.Col == 1 {

@@ -237,6 +237,30 @@ func (w *window) status(ctx context.Context) string {
 	return res.Str()
 }
 
+// jsContextMenuPoint is where a right click opens the editor's context
+// menu on the selection (the middle of the widest selected line the
+// editor shows whole: a line scrolled half out of view is under the tabs
+// or the scrollbar) or else at the cursor, with the status bar's
+// selection item then.
+const jsContextMenuPoint = `() => {
+	const ed = document.querySelector('.editor-group-container.active .monaco-editor');
+	if (!ed) return null;
+	const status = (` + jsStatusSelection + `)();
+	const guard = ed.querySelector('.overflow-guard');
+	if (!guard) return null;
+	const g = guard.getBoundingClientRect();
+	const bar = ed.querySelector('.scrollbar.horizontal');
+	const bottom = bar ? Math.min(g.bottom, bar.getBoundingClientRect().top) : g.bottom;
+	const sel = [...ed.querySelectorAll('.selected-text')].map(e => e.getBoundingClientRect())
+		.filter(r => r.width > 4 && r.height > 2 && r.top >= g.top && r.bottom <= bottom).sort((a, b) => b.width - a.width);
+	if (sel.length) { const r = sel[0]; return {x: r.left + r.width / 2, y: r.top + r.height / 2, status}; }
+	const c = ed.querySelector('.cursors-layer .cursor');
+	if (!c) return null;
+	const r = c.getBoundingClientRect();
+	if (r.height < 2) return null;
+	return {x: r.left + 1, y: r.top + r.height / 2, status};
+}`
+
 // contextMenu right-clicks in the editor (inside the selection if there is
 // one, else at the cursor), hovers the menu item with the given label and
 // activates it with Enter; it waits until the menu has closed and the
@@ -244,19 +268,7 @@ func (w *window) status(ctx context.Context) string {
 func (w *window) contextMenu(ctx context.Context, item string, then ...cond) error {
 	// Where to click, and the status bar then (the click must not move
 	// the cursor).
-	v, err := w.poll(ctx, "the cursor or selection is visible in the editor", `() => {
-		const ed = document.querySelector('.editor-group-container.active .monaco-editor');
-		if (!ed) return null;
-		const status = (`+jsStatusSelection+`)();
-		const sel = [...ed.querySelectorAll('.selected-text')].map(e => e.getBoundingClientRect())
-			.filter(r => r.width > 4 && r.height > 2).sort((a, b) => b.width - a.width);
-		if (sel.length) { const r = sel[0]; return {x: r.left + r.width / 2, y: r.top + r.height / 2, status}; }
-		const c = ed.querySelector('.cursors-layer .cursor');
-		if (!c) return null;
-		const r = c.getBoundingClientRect();
-		if (r.height < 2) return null;
-		return {x: r.left + 1, y: r.top + r.height / 2, status};
-	}`)
+	v, err := w.poll(ctx, "the cursor or selection is visible in the editor", jsContextMenuPoint)
 	if err != nil {
 		return err
 	}
@@ -327,7 +339,7 @@ const jsTextPoint = `(line, vcol, shown) => {
 	const ed = document.querySelector('.editor-group-container.active .monaco-editor');
 	if (!ed) return {none: 'no active editor'};
 	const num = [...ed.querySelectorAll('.margin-view-overlays .line-numbers')].find(e => e.textContent.trim() === String(line));
-	if (!num) return {none: 'line ' + line + ' is not drawn'};
+	if (!num) return {none: 'line ' + line + ' is not drawn', offscreen: true};
 	const nr = num.getBoundingClientRect();
 	const vl = [...ed.querySelectorAll('.view-lines .view-line')].find(v => Math.abs(v.getBoundingClientRect().top - nr.top) < 1.5);
 	if (!vl) return {none: 'no text drawn beside line number ' + line};
@@ -361,11 +373,18 @@ const jsTextPoint = `(line, vcol, shown) => {
 
 // shiftClickText Shift+clicks where the active editor draws line and
 // visual column vcol (line's text as drawn is shown), extending the
-// selection to there. The mouse stays there, as a hand's would: the
+// selection to there; when the line is scrolled out of view, the mouse
+// wheel brings it in first. The mouse stays there, as a hand's would: the
 // editor shows no hovers (DefaultEditorSettings). It reports false, having
-// done nothing, when the editor does not show that spot.
+// selected nothing, when the editor does not show that spot.
 func (w *window) shiftClickText(ctx context.Context, line, vcol int, shown string) (bool, error) {
 	v, err := w.eval(ctx, jsTextPoint, line, vcol, shown)
+	if err == nil && v.Has("offscreen") {
+		var drawn bool
+		if drawn, err = w.scrollToLine(ctx, line); err == nil && drawn {
+			v, err = w.eval(ctx, jsTextPoint, line, vcol, shown)
+		}
+	}
 	if err != nil {
 		return false, fmt.Errorf("find line %d col %d in the editor: %w", line, vcol, err)
 	}
