@@ -55,11 +55,15 @@ demo-drive: setup build
 # n` for 1 and 4 simulators on a 2 s fake model, 6 configs per simulator,
 # with CPU per dialogue by process.
 BENCHSTAT := golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
+# BENCH_REPO=DIR measures the editor on configs written on that repository
+# (its Python, Go, JavaScript and TypeScript files with top-level
+# functions) instead of examples/sample-repo, whose files are 17-48 lines.
+EDITORBENCH = $(GO) run ./internal/editorbench $(if $(BENCH_REPO),-repo $(BENCH_REPO))
 bench: setup
 	@mkdir -p out/bench
 	$(GO) test -run '^$$' -bench 'BenchmarkGenerate|BenchmarkJSD|BenchmarkMakePlan' -count 5 ./configgen ./analyst | tee out/bench/go-bench.txt
 	$(GO) run $(BENCHSTAT) out/bench/go-bench.txt
-	$(GO) run ./internal/editorbench -runs 5 -rounds 1 -sessions 1,4 -per-session 6 -browser rod,chromedp
+	$(EDITORBENCH) -runs 5 -rounds 1 -sessions 1,4 -per-session 6 -browser rod,chromedp
 
 # The farm (issue 9), about 25 minutes on a quiet 2-core machine. First
 # the queue's own cost per job (BenchmarkJobOverhead: enqueue, pull,
@@ -86,11 +90,11 @@ bench-farm: setup
 	@mkdir -p out/bench
 	$(GO) test -run '^$$' -bench BenchmarkJobOverhead -benchtime 500x -count 5 ./farm | tee out/bench/farm-bench.txt
 	$(GO) run $(BENCHSTAT) out/bench/farm-bench.txt
-	$(GO) run ./internal/editorbench -latency=false -rounds 2 -sessions 1,2,4 -per-session 12 -model-delay 2s \
+	$(EDITORBENCH) -latency=false -rounds 2 -sessions 1,2,4 -per-session 12 -model-delay 2s \
 	  -queue-bench out/bench/farm-bench.txt -json out/bench/farm-2s.json
-	$(GO) run ./internal/editorbench -latency=false -rounds 1 -sessions 1,8 -per-session 6 -model-delay 10s \
+	$(EDITORBENCH) -latency=false -rounds 1 -sessions 1,8 -per-session 6 -model-delay 10s \
 	  -json out/bench/farm-10s.json
-	$(GO) run ./internal/editorbench -latency=false -rounds 1 -sessions 1 -per-session 48 -model-delay 2s \
+	$(EDITORBENCH) -latency=false -rounds 1 -sessions 1 -per-session 48 -model-delay 2s \
 	  -json out/bench/farm-2s-1x48.json
 	$(GO) run ./internal/editorbench -summary out/bench/farm-2s.json,out/bench/farm-10s.json,out/bench/farm-2s-1x48.json
 

@@ -12,12 +12,19 @@ import (
 	"dialogfarm/dialog"
 )
 
-// copyRepo copies the sample repository to dst, so that nothing the editor
-// does (or a config gets wrong) can change the checkout.
+// copyRepo copies the repository to dst, so that nothing the editor does
+// (or a config gets wrong) can change the checkout; hidden folders (.git)
+// and node_modules are left out.
 func copyRepo(src, dst string) error {
+	if _, err := os.Stat(src); err != nil {
+		return err
+	}
 	return filepath.WalkDir(src, func(path string, e fs.DirEntry, err error) error {
 		if err != nil {
 			return err
+		}
+		if e.IsDir() && path != src && (strings.HasPrefix(e.Name(), ".") || e.Name() == "node_modules") {
+			return filepath.SkipDir
 		}
 		rel, err := filepath.Rel(src, path)
 		if err != nil {
@@ -254,4 +261,13 @@ func cycle(cfgs []dialog.ChatConfig, count int, tag string) []dialog.ChatConfig 
 		out = append(out, c)
 	}
 	return out
+}
+
+// lineCount is the number of lines of the file (0 when it cannot be read).
+func lineCount(path string) int {
+	data, err := os.ReadFile(path)
+	if err != nil || len(data) == 0 {
+		return 0
+	}
+	return strings.Count(strings.TrimSuffix(string(data), "\n"), "\n") + 1
 }

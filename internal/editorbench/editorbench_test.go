@@ -288,3 +288,60 @@ func TestParseStat(t *testing.T) {
 		t.Errorf("stat's rss %d bytes, status's VmRSS %d kB", self.rss, kb)
 	}
 }
+
+// TestCopyRepoLeavesOutGitAndNodeModules: a repository given with -repo is
+// copied without its .git and node_modules folders, and configs are made on
+// the copy.
+func TestCopyRepoLeavesOutGitAndNodeModules(t *testing.T) {
+	src := t.TempDir()
+	files := map[string]string{
+		"a/one.py":                "def one(x):\n    return x + 1\n",
+		"b/two.go":                "package b\n\nfunc Two(x int) int {\n\treturn x * 2\n}\n",
+		".git/config":             "[core]\n",
+		"web/node_modules/m/m.js": "function m(x) {\n  return x;\n}\n",
+		"web/node_modules/.bin/m": "#!/bin/sh\n",
+		"web/.cache/three.ts":     "function three(x) {\n  return x;\n}\n",
+		"web/four.js":             "function four(x) {\n  return x;\n}\n",
+	}
+	for name, text := range files {
+		if err := os.MkdirAll(filepath.Join(src, filepath.Dir(name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(src, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dst := filepath.Join(t.TempDir(), "repo")
+	if err := copyRepo(src, dst); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	err := filepath.WalkDir(dst, func(path string, e os.DirEntry, err error) error {
+		if err == nil && !e.IsDir() {
+			rel, _ := filepath.Rel(dst, path)
+			got = append(got, filepath.ToSlash(rel))
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"a/one.py", "b/two.go", "web/four.js"}; strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("copied %q, want %q", got, want)
+	}
+	set, err := makeConfigs(dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := lineCount(filepath.Join(dst, "b/two.go")); n != 5 {
+		t.Errorf("lineCount(b/two.go) = %d, want 5", n)
+	}
+	for _, c := range set.Measured {
+		if !strings.HasPrefix(c.Repo, dst) || c.File == "" {
+			t.Errorf("config %s on %s %s, want a file of the copy", c.ID, c.Repo, c.File)
+		}
+	}
+	if err := copyRepo(filepath.Join(src, "missing"), t.TempDir()); err == nil {
+		t.Error("copying a missing repository: no error")
+	}
+}

@@ -30,7 +30,8 @@
 // and prints the figures with issue 9's targets, each MET or NOT MET. With
 // -browser rod,chromedp it measures each browser backend in turn and then
 // prints their figures side by side. The configs are generated over a copy
-// of examples/sample-repo in the work folder, which is removed unless -keep.
+// of examples/sample-repo (or the -repo given, such as one the farm is to
+// run on) in the work folder, which is removed unless -keep.
 // With -summary a.json,b.json it measures nothing and prints the levels of
 // earlier -json reports (a 2 s and a 10 s model run) as one table, with all
 // their targets.
@@ -83,6 +84,7 @@ type options struct {
 	ModelDelay time.Duration
 	JSON       string
 	Root       string
+	Repo       string
 	Browsers   []driver.Backend
 	Latency    bool
 	QueueBench string
@@ -104,6 +106,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.DurationVar(&o.ModelDelay, "model-delay", 2*time.Second, "fake model time per answer in the throughput levels")
 	fs.StringVar(&o.JSON, "json", "", "also write the figures as JSON to this file")
 	fs.StringVar(&o.Root, "root", ".", "the dialogfarm checkout (tools/ from `make setup`, plugin/, examples/)")
+	fs.StringVar(&o.Repo, "repo", "", "the repository the configs are written on (a copy is driven; its Python, Go, JavaScript and TypeScript files with top-level functions, at least 2; default: ROOT/examples/sample-repo)")
 	summary := fs.String("summary", "", "print only the farm summary of earlier -json reports (comma-separated files): one table of their levels and all their targets")
 	browsers := fs.String("browser", string(driver.BackendRod), "browser backends to measure, comma-separated: rod, chromedp")
 	if err := fs.Parse(args); err != nil {
@@ -197,7 +200,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 	return nil
 }
 
-// newBench makes the work folder, copies the sample repository into it,
+// newBench makes the work folder, copies the repository into it,
 // writes the configs and starts the two fake models. cleanup undoes it.
 func newBench(opts options, log *zap.Logger, stderr io.Writer) (*bench, func() error, error) {
 	root, err := filepath.Abs(opts.Root)
@@ -247,13 +250,22 @@ func newBench(opts options, log *zap.Logger, stderr io.Writer) (*bench, func() e
 		}
 		return nil
 	}
-	repo := filepath.Join(work, "sample-repo")
-	if err := copyRepo(filepath.Join(root, "examples", "sample-repo"), repo); err != nil {
-		return nil, nil, errors.Join(fmt.Errorf("copy the sample repository: %w", err), cleanup())
+	src := opts.Repo
+	if src == "" {
+		src = filepath.Join(root, "examples", "sample-repo")
+	}
+	repo := filepath.Join(work, "repo")
+	if err := copyRepo(src, repo); err != nil {
+		return nil, nil, errors.Join(fmt.Errorf("copy the repository %s: %w", src, err), cleanup())
 	}
 	if b.set, err = makeConfigs(repo); err != nil {
 		return nil, nil, errors.Join(err, cleanup())
 	}
+	var files []string
+	for _, c := range b.set.throughputMix() {
+		files = append(files, fmt.Sprintf("%s (%d lines)", c.File, lineCount(filepath.Join(repo, c.File))))
+	}
+	b.progress("configs on %s; the throughput mix opens %s", src, strings.Join(files, ", "))
 	b.instant = llmtest.Start(llmtest.Fixed(answer))
 	delay := opts.ModelDelay
 	b.slow = llmtest.Start(func(llmtest.Request) llmtest.Reply { return llmtest.Reply{Text: answer, Delay: delay} })
