@@ -221,16 +221,11 @@ func DefaultEditorSettings() map[string]any {
 		// -> 0.12-0.14 renderer CPU-s, code-server + Chromium 1.76-1.80
 		// -> 1.58-1.64 CPU-s per dialogue.
 		"explorer.autoReveal": false,
-		// Syntax highlighting, which no extension can read (the API has
-		// no access to the grammar's tokens) and no step looks at: after
-		// drawing the view, the workbench tokenizes the rest of each
-		// opened file on its main thread while it waits for the model,
-		// and again at every dialogue (reset closes the file). On real
-		// files of 400-1,500 lines (editorbench -repo, 1 sim x 12, 2 s
-		// model, alternated) that was a sixth of the Chromium and
-		// code-server CPU per dialogue: 2.07/2.13 -> 1.75/1.60 CPU-s.
-		// Every line is longer than this, so none is tokenized; an
-		// adapter's settings can give 20000, the editor's default.
+		// No syntax highlighting (no extension can read its tokens): the
+		// workbench tokenized each opened file in the background, a sixth
+		// of the CPU per dialogue on 400-1,500-line files (editorbench
+		// -repo, 1 x 12, alternated: 2.07/2.13 -> 1.75/1.60 CPU-s). Every
+		// line is longer than 1; an adapter's settings can give 20000.
 		"editor.maxTokenizationLineLength": 1,
 	}
 }
