@@ -79,10 +79,10 @@ const msgSelectByKeyboard = "the editor does not show the selection's end; exten
 
 // selectRange selects from start, where open_file put the cursor, to end,
 // and waits for the status bar to count the selected characters. A
-// Shift+click at the end selects in one action, after the mouse wheel
-// scrolled the end into view if it was not; where the editor cannot show
-// it (or the click lands elsewhere) the keyboard extends the selection
-// from where its end is.
+// Shift+click at the end selects in one action, after the keyboard
+// scrolled the end into view if it was not (scrollToLine); where the
+// editor cannot show it (or the click lands elsewhere) the keyboard
+// extends the selection from where its end is.
 func (s *Session) selectRange(ctx context.Context, src *sourceFile, sel dialog.Selection) error {
 	startStatus := fmt.Sprintf("Ln %d, Col %d", sel.Start.Line, src.visualCol(sel.Start))
 	if err := s.win.waitStatus(ctx, startStatus); err != nil {

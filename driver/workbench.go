@@ -332,9 +332,10 @@ func (w *window) contextMenu(ctx context.Context, item string, then ...cond) err
 // visual column: the point just inside the left edge of that character
 // (just past the line's end for the column after it), for a click that
 // puts the cursor exactly there. It returns {none: why} when the
-// editor does not show the spot, or shows other text than the file's
-// (shown: the line as drawn, tabs widened; the click must hit that text),
-// or something covers it.
+// editor does not show the spot (with offscreen when the line is not
+// drawn, or is covered, as by the tabs or scrollbar at the view's edges),
+// or shows other text than the file's (shown: the line as drawn, tabs
+// widened; the click must hit that text).
 const jsTextPoint = `(line, vcol, shown) => {
 	const ed = document.querySelector('.editor-group-container.active .monaco-editor');
 	if (!ed) return {none: 'no active editor'};
@@ -367,16 +368,16 @@ const jsTextPoint = `(line, vcol, shown) => {
 	const hit = document.elementFromPoint(x, y);
 	const lines = ed.querySelector('.lines-content');
 	if (!hit || !lines || !lines.contains(hit) || hit.closest('.contentWidgets, .overlayWidgets, .sticky-widget') || (!vl.contains(hit) && hit.closest('.view-lines')))
-		return {none: 'line ' + line + ' col ' + vcol + ' is hidden or covered'};
+		return {none: 'line ' + line + ' col ' + vcol + ' is hidden or covered', offscreen: true};
 	return {x, y};
 }`
 
 // shiftClickText Shift+clicks where the active editor draws line and
 // visual column vcol (line's text as drawn is shown), extending the
-// selection to there; when the line is scrolled out of view, the mouse
-// wheel brings it in first. The mouse stays there, as a hand's would: the
-// editor shows no hovers (DefaultEditorSettings). It reports false, having
-// selected nothing, when the editor does not show that spot.
+// selection to there; when the line is out of view or only partly in it,
+// scrollToLine brings it in first. The mouse stays there, as a hand's
+// would: the editor shows no hovers (DefaultEditorSettings). It reports
+// false, having selected nothing, when the editor does not show that spot.
 func (w *window) shiftClickText(ctx context.Context, line, vcol int, shown string) (bool, error) {
 	v, err := w.eval(ctx, jsTextPoint, line, vcol, shown)
 	if err == nil && v.Has("offscreen") {
