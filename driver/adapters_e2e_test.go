@@ -53,16 +53,7 @@ func quillAdapter(t *testing.T, root string) *adapter.Adapter {
 // activity bar icon, palette and keybinding; "Explain This" by palette,
 // keybinding and context menu; a second typed turn after a command.
 func quillConfigs() []dialog.ChatConfig {
-	pos := func(l, c int) dialog.Position { return dialog.Position{Line: l, Col: c} }
-	sel := func(a, b dialog.Position) *dialog.Selection { return &dialog.Selection{Start: a, End: b} }
-	ptr := func(p dialog.Position) *dialog.Position { return &p }
-	turns := func(qs ...string) []dialog.TurnSpec {
-		var ts []dialog.TurnSpec
-		for _, q := range qs {
-			ts = append(ts, dialog.TurnSpec{Query: q})
-		}
-		return ts
-	}
+	pos, sel, ptr, turns := configPos, configSel, configPtr, configTurns
 	py, goFile := "pkg/calc.py", "strs/strs.go"
 	q := func(c dialog.ChatConfig) dialog.ChatConfig { c.Plugin = "quill"; return c }
 	return []dialog.ChatConfig{

@@ -15,17 +15,20 @@ import (
 
 const testRepo = "testdata/repo"
 
-func e2eConfigs() []dialog.ChatConfig {
-	pos := func(l, c int) dialog.Position { return dialog.Position{Line: l, Col: c} }
-	sel := func(a, b dialog.Position) *dialog.Selection { return &dialog.Selection{Start: a, End: b} }
-	ptr := func(p dialog.Position) *dialog.Position { return &p }
-	turns := func(qs ...string) []dialog.TurnSpec {
-		var ts []dialog.TurnSpec
-		for _, q := range qs {
-			ts = append(ts, dialog.TurnSpec{Query: q})
-		}
-		return ts
+// Shorthands for writing the test configs.
+func configPos(l, c int) dialog.Position               { return dialog.Position{Line: l, Col: c} }
+func configSel(a, b dialog.Position) *dialog.Selection { return &dialog.Selection{Start: a, End: b} }
+func configPtr(p dialog.Position) *dialog.Position     { return &p }
+func configTurns(qs ...string) []dialog.TurnSpec {
+	var ts []dialog.TurnSpec
+	for _, q := range qs {
+		ts = append(ts, dialog.TurnSpec{Query: q})
 	}
+	return ts
+}
+
+func e2eConfigs() []dialog.ChatConfig {
+	pos, sel, ptr, turns := configPos, configSel, configPtr, configTurns
 	py, goFile := "pkg/calc.py", "strs/strs.go"
 	return []dialog.ChatConfig{
 		{ID: "panel-selection-2turns", File: py, Language: "python", Selection: sel(pos(4, 1), pos(9, 1)),
