@@ -49,21 +49,27 @@ func (w *window) editorView(ctx context.Context) (editorView, error) {
 // cursor staying where it is: Alt+PageDown a page at a time and Ctrl+Down
 // (Ctrl+Up) a line at a time (Alt+PageUp upwards), as scrollKeys says.
 // Key presses, unlike mouse wheel events (which Chromium delivers one per
-// frame, each a notch of some 2.6 lines), go out in a burst the editor
-// draws once. It reports false when the line is not drawn after a few
-// bursts (a wrapped or folded file) or the editor did not scroll.
-func (w *window) scrollToLine(ctx context.Context, line int) (bool, error) {
+// frame, each a notch of some 2.6 lines), go out in a burst. The editor
+// may draw a burst over several frames, so it then waits for the line
+// itself (at most 2 s) and only then looks again. It returns why not when
+// the line is not drawn after a few bursts (a wrapped or folded file) or
+// the editor did not scroll; "" once it is drawn.
+func (w *window) scrollToLine(ctx context.Context, line int) (string, error) {
+	top := math.NaN()
 	for range 3 {
 		v, err := w.editorView(ctx)
 		if err != nil {
-			return false, fmt.Errorf("read the editor's view: %w", err)
+			return "", fmt.Errorf("read the editor's view: %w", err)
 		}
-		if v.None != "" || v.LH <= 0 {
-			return false, nil
+		switch {
+		case v.None != "" || v.LH <= 0:
+			return "the editor's view: " + v.None, nil
+		case line >= v.First && line <= v.Last:
+			return "", nil
+		case v.Top == top:
+			return fmt.Sprintf("the editor did not scroll from line %.2f", top), nil
 		}
-		if line >= v.First && line <= v.Last {
-			return true, nil
-		}
+		top = v.Top
 		pages, lines := scrollKeys(line, v)
 		pageKey, lineKey := keyPageDown, keyArrowDown
 		if pages < 0 {
@@ -73,26 +79,25 @@ func (w *window) scrollToLine(ctx context.Context, line int) (bool, error) {
 			lines, lineKey = -lines, keyArrowUp
 		}
 		if err := w.repeat(ctx, pages, pageKey, keyAlt); err != nil {
-			return false, err
+			return "", err
 		}
 		if err := w.repeat(ctx, lines, lineKey, keyControl); err != nil {
-			return false, err
+			return "", err
 		}
-		// The editor draws the scrolled lines at its next frame.
 		wctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		_, err = w.poll(wctx, fmt.Sprintf("the editor scrolls from line %.2f", v.Top), `(top) => {
+		err = w.waitFor(wctx, fmt.Sprintf("the editor draws line %d", line), `(line) => {
 			const v = (`+jsEditorView+`)();
-			return v.top !== undefined && Math.abs(v.top - top) > 0.01;
-		}`, v.Top)
+			return v.first !== undefined && line >= v.first && line <= v.last;
+		}`, line)
 		cancel()
-		if err != nil {
-			if ctx.Err() != nil {
-				return false, err
-			}
-			return false, nil // the keys did nothing: the caller selects with the keyboard
+		switch {
+		case err == nil:
+			return "", nil
+		case ctx.Err() != nil:
+			return "", err
 		}
 	}
-	return false, nil
+	return fmt.Sprintf("line %d is not drawn after 3 scrolls", line), nil
 }
 
 // scrollKeys says how many pages and lines (down positive) to scroll the

@@ -90,10 +90,11 @@ func (s *Session) selectRange(ctx context.Context, src *sourceFile, sel dialog.S
 	}
 	want := fmt.Sprintf("Ln %d, Col %d (%d selected)", sel.End.Line, src.visualCol(sel.End), src.selectedCount(sel))
 	from := sel.Start.Line
-	clicked, err := s.win.shiftClickText(ctx, sel.End.Line, src.visualCol(sel.End), src.shown(sel.End.Line))
+	why, err := s.win.shiftClickText(ctx, sel.End.Line, src.visualCol(sel.End), src.shown(sel.End.Line))
 	if err != nil {
 		return err
 	}
+	clicked := why == ""
 	if clicked {
 		// The status changes at the next frame; only a click that did
 		// nothing leaves it, and then the keyboard takes over.
@@ -110,7 +111,7 @@ func (s *Session) selectRange(ctx context.Context, src *sourceFile, sel dialog.S
 		}
 	}
 	if !clicked {
-		s.log.Debug(msgSelectByKeyboard, zap.Int("line", sel.End.Line))
+		s.log.Debug(msgSelectByKeyboard, zap.Int("line", sel.End.Line), zap.String("why", why))
 	}
 	shift := keyShift
 	if !clicked && sel.Start.Col == 1 && sel.End.Col == 1 {

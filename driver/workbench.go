@@ -376,21 +376,24 @@ const jsTextPoint = `(line, vcol, shown) => {
 // visual column vcol (line's text as drawn is shown), extending the
 // selection to there; when the line is out of view or only partly in it,
 // scrollToLine brings it in first. The mouse stays there, as a hand's
-// would: the editor shows no hovers (DefaultEditorSettings). It reports
-// false, having selected nothing, when the editor does not show that spot.
-func (w *window) shiftClickText(ctx context.Context, line, vcol int, shown string) (bool, error) {
+// would: the editor shows no hovers (DefaultEditorSettings). When the
+// editor does not show that spot it selects nothing and returns why.
+func (w *window) shiftClickText(ctx context.Context, line, vcol int, shown string) (string, error) {
 	v, err := w.eval(ctx, jsTextPoint, line, vcol, shown)
 	if err == nil && v.Has("offscreen") {
-		var drawn bool
-		if drawn, err = w.scrollToLine(ctx, line); err == nil && drawn {
+		var why string
+		if why, err = w.scrollToLine(ctx, line); err == nil && why != "" {
+			return why, nil
+		}
+		if err == nil {
 			v, err = w.eval(ctx, jsTextPoint, line, vcol, shown)
 		}
 	}
 	if err != nil {
-		return false, fmt.Errorf("find line %d col %d in the editor: %w", line, vcol, err)
+		return "", fmt.Errorf("find line %d col %d in the editor: %w", line, vcol, err)
 	}
 	if v.Has("none") {
-		return false, nil
+		return v.Get("none").Str(), nil
 	}
 	p := point{X: v.Get("x").Num(), Y: v.Get("y").Num()}
 	events := []mouseEvent{
@@ -405,17 +408,17 @@ func (w *window) shiftClickText(ctx context.Context, line, vcol int, shown strin
 	kb.up(keyShift)
 	up := kb.events
 	if err := w.sendKeys(ctx, down); err != nil {
-		return false, fmt.Errorf("hold Shift: %w", err)
+		return "", fmt.Errorf("hold Shift: %w", err)
 	}
 	for _, e := range events {
 		if err := w.page.Mouse(ctx, e); err != nil {
-			return false, fmt.Errorf("shift+click line %d col %d: %w", line, vcol, err)
+			return "", fmt.Errorf("shift+click line %d col %d: %w", line, vcol, err)
 		}
 	}
 	if err := w.sendKeys(ctx, up); err != nil {
-		return false, fmt.Errorf("release Shift: %w", err)
+		return "", fmt.Errorf("release Shift: %w", err)
 	}
-	return true, nil
+	return "", nil
 }
 
 // statusChange waits up to d for the editor's selection status item to
