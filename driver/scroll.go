@@ -9,8 +9,7 @@ import (
 
 // jsEditorView tells where the active editor's view is: its top as a
 // fractional line number (from the line numbers it draws fully), its line
-// height, the first and last lines it draws fully, and the middle of its
-// text area, where a mouse wheel scrolls it.
+// height, the first and last lines it draws fully, and its height.
 const jsEditorView = `() => {
 	const ed = document.querySelector('.editor-group-container.active .monaco-editor');
 	const guard = ed && ed.querySelector('.overflow-guard');
@@ -23,7 +22,7 @@ const jsEditorView = `() => {
 	if (!nums.length) return {none: 'the editor draws no line numbers'};
 	const lh = nums[0].r.height;
 	return {top: nums[0].n - (nums[0].r.top - g.top) / lh, lh, first: nums[0].n, last: nums[nums.length - 1].n,
-		height: g.height, x: g.left + g.width / 2, y: g.top + g.height / 2};
+		height: g.height};
 }`
 
 // editorView is what jsEditorView reports.
@@ -32,7 +31,6 @@ type editorView struct {
 	Top, LH     float64 // fractional top line; line height in CSS pixels
 	First, Last int
 	Height      float64
-	X, Y        float64
 }
 
 func (w *window) editorView(ctx context.Context) (editorView, error) {
