@@ -299,12 +299,15 @@ func TestWindowsShareRenderers(t *testing.T) {
 }
 
 // TestWaitReadyNamesWhatIsMissing: a workbench that never gets ready fails
-// the wait with what was missing, the page and the notifications shown; a
-// cancelled wait fails at once, without that diagnosis.
+// the wait with what was missing, the page, what the side bar shows and
+// the notifications shown; a cancelled wait fails at once, without that
+// diagnosis.
 func TestWaitReadyNamesWhatIsMissing(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		fmt.Fprint(w, `<!doctype html><div class="monaco-workbench"><div class="explorer-folders-view"></div>
+<div class="activitybar"><div class="action-item"><a class="action-label" aria-label="Explorer (Ctrl+Shift+E)"></a></div>
+<div class="action-item checked"><a class="action-label" aria-label="Ask"></a></div></div>
 <div class="notifications-toasts"><div class="notification-list-item-message">Extension host terminated unexpectedly</div></div></div>`)
 	}))
 	defer srv.Close()
@@ -321,7 +324,7 @@ func TestWaitReadyNamesWhatIsMissing(t *testing.T) {
 	if !errIsTimeout(err) {
 		t.Fatalf("waitReady: %v, want a timeout", err)
 	}
-	want := `(missing: extensions loaded, the explorer's folder, the plugin's sign [id$="askplugin.status"]; page /stable/; notifications: Extension host terminated unexpectedly)`
+	want := `(missing: extensions loaded, the explorer's folder, the plugin's sign [id$="askplugin.status"]; page /stable/; side bar: Ask; the explorer has no folder row; notifications: Extension host terminated unexpectedly)`
 	if !strings.HasSuffix(err.Error(), want) {
 		t.Errorf("waitReady: %v\nwant it to end with %s", err, want)
 	}

@@ -89,13 +89,17 @@ const jsReadyMissing = `(sel) => {
 	].filter(Boolean);
 	const notes = [...document.querySelectorAll('.notification-list-item-message')]
 		.map(n => n.textContent.trim()).filter(Boolean);
-	return {missing, page: location.pathname, notes: [...new Set(notes)].slice(0, 3)};
+	const shown = document.querySelector('.activitybar .action-item.checked .action-label');
+	const side = !shown ? 'no view' : (shown.getAttribute('aria-label') || '?') +
+		(document.querySelector('.explorer-folders-view') ? '; the explorer has no folder row' : '');
+	return {missing, page: location.pathname, side, notes: [...new Set(notes)].slice(0, 3)};
 }`
 
 // readyState is what jsReadyMissing reports.
 type readyState struct {
 	Missing []string `json:"missing"`
 	Page    string   `json:"page"`
+	Side    string   `json:"side"` // what the side bar shows
 	Notes   []string `json:"notes"`
 }
 
@@ -114,7 +118,7 @@ func (w *window) waitReady(ctx context.Context, pluginReady string) error {
 	if lerr != nil || json.Unmarshal(raw, &st) != nil {
 		return err
 	}
-	msg := "missing: " + strings.Join(st.Missing, ", ") + "; page " + st.Page
+	msg := "missing: " + strings.Join(st.Missing, ", ") + "; page " + st.Page + "; side bar: " + st.Side
 	if len(st.Notes) > 0 {
 		msg += "; notifications: " + strings.Join(st.Notes, " | ")
 	}
