@@ -305,6 +305,11 @@ func TestWindowsShareRenderers(t *testing.T) {
 func TestWaitReadyNamesWhatIsMissing(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		if r.URL.Path == "/rows/" { // the explorer is shown with its folder
+			fmt.Fprint(w, `<!doctype html><div class="monaco-workbench"><div class="explorer-folders-view"><div class="monaco-list-row">repo</div></div>
+<div class="activitybar"><div class="action-item checked"><a class="action-label" aria-label="Explorer (Ctrl+Shift+E)"></a></div></div></div>`)
+			return
+		}
 		fmt.Fprint(w, `<!doctype html><div class="monaco-workbench"><div class="explorer-folders-view"></div>
 <div class="activitybar"><div class="action-item"><a class="action-label" aria-label="Explorer (Ctrl+Shift+E)"></a></div>
 <div class="action-item checked"><a class="action-label" aria-label="Ask"></a></div></div>
@@ -327,6 +332,16 @@ func TestWaitReadyNamesWhatIsMissing(t *testing.T) {
 	want := `(missing: extensions loaded, the explorer's folder, the plugin's sign [id$="askplugin.status"]; page /stable/; side bar: Ask; the explorer has no folder row; notifications: Extension host terminated unexpectedly)`
 	if !strings.HasSuffix(err.Error(), want) {
 		t.Errorf("waitReady: %v\nwant it to end with %s", err, want)
+	}
+	if err := w.navigate(ctx, srv.URL+"/rows/"); err != nil {
+		t.Fatal(err)
+	}
+	rctx, rcancel := context.WithTimeout(ctx, 2*time.Second)
+	defer rcancel()
+	err = w.waitReady(rctx, `[id$="askplugin.status"]`)
+	want = `(missing: extensions loaded, the plugin's sign [id$="askplugin.status"]; page /rows/; side bar: Explorer (Ctrl+Shift+E))`
+	if !errIsTimeout(err) || !strings.HasSuffix(err.Error(), want) {
+		t.Errorf("waitReady: %v\nwant a timeout ending with %s", err, want)
 	}
 	// A cancelled run (not a timeout) is not held up by the diagnosis.
 	cctx, ccancel := context.WithCancel(ctx)

@@ -90,8 +90,10 @@ const jsReadyMissing = `(sel) => {
 	const notes = [...document.querySelectorAll('.notification-list-item-message')]
 		.map(n => n.textContent.trim()).filter(Boolean);
 	const shown = document.querySelector('.activitybar .action-item.checked .action-label');
+	const empty = !!document.querySelector('.explorer-folders-view') &&
+		!document.querySelector('.explorer-folders-view .monaco-list-row');
 	const side = !shown ? 'no view' : (shown.getAttribute('aria-label') || '?') +
-		(document.querySelector('.explorer-folders-view') ? '; the explorer has no folder row' : '');
+		(empty ? '; the explorer has no folder row' : '');
 	return {missing, page: location.pathname, side, notes: [...new Set(notes)].slice(0, 3)};
 }`
 
