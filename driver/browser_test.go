@@ -329,7 +329,7 @@ func TestWaitReadyNamesWhatIsMissing(t *testing.T) {
 	if !errIsTimeout(err) {
 		t.Fatalf("waitReady: %v, want a timeout", err)
 	}
-	want := `(missing: extensions loaded, the explorer's folder, the plugin's sign [id$="askplugin.status"]; page /stable/; side bar: Ask; the explorer has no folder row; notifications: Extension host terminated unexpectedly)`
+	want := `(missing: extensions loaded, the explorer's folder, the plugin's sign [id$="askplugin.status"]; page /stable/; side bar: Ask; notifications: Extension host terminated unexpectedly)`
 	if !strings.HasSuffix(err.Error(), want) {
 		t.Errorf("waitReady: %v\nwant it to end with %s", err, want)
 	}

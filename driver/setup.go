@@ -109,8 +109,7 @@ func (s *Session) selectRange(ctx context.Context, src *sourceFile, sel dialog.S
 		if _, err := fmt.Sscanf(got, "Ln %d,", &from); err != nil {
 			return fmt.Errorf("read the status bar %q: %w", got, err)
 		}
-	}
-	if !clicked {
+	} else {
 		s.log.Debug(msgSelectByKeyboard, zap.Int("line", sel.End.Line), zap.String("why", why))
 	}
 	shift := keyShift

@@ -90,10 +90,7 @@ const jsReadyMissing = `(sel) => {
 	const notes = [...document.querySelectorAll('.notification-list-item-message')]
 		.map(n => n.textContent.trim()).filter(Boolean);
 	const shown = document.querySelector('.activitybar .action-item.checked .action-label');
-	const empty = !!document.querySelector('.explorer-folders-view') &&
-		!document.querySelector('.explorer-folders-view .monaco-list-row');
-	const side = !shown ? 'no view' : (shown.getAttribute('aria-label') || '?') +
-		(empty ? '; the explorer has no folder row' : '');
+	const side = shown ? shown.getAttribute('aria-label') || '?' : 'no view';
 	return {missing, page: location.pathname, side, notes: [...new Set(notes)].slice(0, 3)};
 }`
 
