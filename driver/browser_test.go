@@ -235,7 +235,8 @@ func rendererCmdlines(t *testing.T, browserPID int, see func(cmdline string)) in
 // a process per window without a cap, one for all three with a cap of 1.
 // Each window reads its V8 heap limit: low-end device mode's 272 MiB, or
 // RendererHeapMiB; each renderer's command line carries jsFlags' switches
-// that turn V8's optimising compilers off, unless OptimizingJIT.
+// that turn V8's optimising compilers off, unless OptimizingJIT, and that
+// let its heap grow 3x between full collections.
 func TestWindowsShareRenderers(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
@@ -283,9 +284,13 @@ func TestWindowsShareRenderers(t *testing.T) {
 				}
 			}
 			// V8 runs every window's scripts without its optimising
-			// compilers (jsFlags) unless OptimizingJIT: the switches
-			// reach each renderer.
+			// compilers (jsFlags) unless OptimizingJIT, and grows its
+			// heap 3x between full collections: the switches reach each
+			// renderer.
 			if n := rendererCmdlines(t, br.PID(), func(cmdline string) {
+				if !strings.Contains(cmdline, "--heap-growing-percent=200") {
+					t.Errorf("the renderer's V8 switches lack --heap-growing-percent=200: %s", clip(cmdline, 300))
+				}
 				for _, f := range []string{"--no-maglev", "--no-turbofan"} {
 					if strings.Contains(cmdline, f) == c.jit {
 						t.Errorf("OptimizingJIT %v, yet the renderer's %s is %v: %s", c.jit, f, strings.Contains(cmdline, f), clip(cmdline, 300))
