@@ -107,6 +107,11 @@ func (s *Session) adapterFor(cfg dialog.ChatConfig) (*adapter.Adapter, error) {
 	return nil, fmt.Errorf("%w: plugin %q has no adapter in this run (adapters: %v)", ErrConfig, cfg.Plugin, names)
 }
 
+// explorerGrace is how long a workbench that is otherwise ready may show
+// no folder in its explorer before the window loads it again (waitReady).
+// The folder shows before the extensions have loaded, within a second.
+const explorerGrace = 20 * time.Second
+
 // open shows repo in the window, unless it already does. It waits for
 // the window's turn to load (other windows' loads are each bounded by
 // timeouts.Load) and then bounds its own load by timeouts.Load: with the
@@ -141,7 +146,7 @@ func (s *Session) open(ctx context.Context, repo string, a *adapter.Adapter) err
 	if err := s.win.login(ctx, s.password, s.log); err != nil {
 		return fmt.Errorf("log in to code-server: %w", err)
 	}
-	if err := s.win.waitReady(ctx, a.Extension.Ready); err != nil {
+	if err := s.win.waitReady(ctx, a.Extension.Ready, explorerGrace, s.log); err != nil {
 		return err
 	}
 	s.workspace = ws

@@ -2,8 +2,6 @@ package driver
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"path"
 	"path/filepath"
@@ -14,14 +12,6 @@ import (
 
 // Workbench actions: each presses keys or clicks the way a developer would
 // and then waits for the state it promises, read from the DOM.
-
-// jsReady holds when the workbench has loaded, extensions are running, the
-// explorer shows the folder and the plugin's readiness sign (a selector from
-// its adapter, e.g. its status item) is up.
-const jsReady = `(sel) => !!document.querySelector('.monaco-workbench') &&
-	performance.getEntriesByName('code/didLoadExtensions').length > 0 &&
-	!!document.querySelector('.explorer-folders-view .monaco-list-row') &&
-	(!sel || !!document.querySelector(sel))`
 
 // jsQuickInputFocused holds when the quick input box is open and has focus.
 const jsQuickInputFocused = `() => {
@@ -76,53 +66,6 @@ const jsStatusSelection = `() => {
 	const el = document.querySelector('[id="status.editor.selection"]');
 	return el ? el.textContent.trim() : '';
 }`
-
-// jsReadyMissing names the parts of jsReady that do not hold yet, with the
-// page's address and the workbench's notifications (an extension host that
-// crashed says so there).
-const jsReadyMissing = `(sel) => {
-	const missing = [
-		!document.querySelector('.monaco-workbench') && 'the workbench',
-		performance.getEntriesByName('code/didLoadExtensions').length === 0 && 'extensions loaded',
-		!document.querySelector('.explorer-folders-view .monaco-list-row') && 'the explorer\'s folder',
-		sel && !document.querySelector(sel) && 'the plugin\'s sign ' + sel,
-	].filter(Boolean);
-	const notes = [...document.querySelectorAll('.notification-list-item-message')]
-		.map(n => n.textContent.trim()).filter(Boolean);
-	const shown = document.querySelector('.activitybar .action-item.checked .action-label');
-	const side = shown ? shown.getAttribute('aria-label') || '?' : 'no view';
-	return {missing, page: location.pathname, side, notes: [...new Set(notes)].slice(0, 3)};
-}`
-
-// readyState is what jsReadyMissing reports.
-type readyState struct {
-	Missing []string `json:"missing"`
-	Page    string   `json:"page"`
-	Side    string   `json:"side"` // what the side bar shows
-	Notes   []string `json:"notes"`
-}
-
-// waitReady waits for the workbench and the plugin to be usable. When the
-// wait fails, the error names what was missing.
-func (w *window) waitReady(ctx context.Context, pluginReady string) error {
-	err := w.waitFor(ctx, "the workbench is ready (extensions loaded, explorer shown, plugin ready: "+pluginReady+")", jsReady, pluginReady)
-	if err == nil || !errIsTimeout(err) || errors.Is(ctx.Err(), context.Canceled) {
-		return err // a cancelled run does not wait for the diagnosis
-	}
-	// The wait's own context has ended; look once more, briefly.
-	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	defer cancel()
-	raw, lerr := w.page.Eval(lctx, jsReadyMissing, pluginReady)
-	var st readyState
-	if lerr != nil || json.Unmarshal(raw, &st) != nil {
-		return err
-	}
-	msg := "missing: " + strings.Join(st.Missing, ", ") + "; page " + st.Page + "; side bar: " + st.Side
-	if len(st.Notes) > 0 {
-		msg += "; notifications: " + strings.Join(st.Notes, " | ")
-	}
-	return fmt.Errorf("%w (%s)", err, msg)
-}
 
 // quickPick types text into an open quick input and picks the row that m
 // matches, moving the keyboard focus to it first. The caller waits for

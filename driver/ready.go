@@ -1,0 +1,125 @@
+package driver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// jsReadyButExplorer holds when the workbench has loaded, extensions are
+// running and the plugin's readiness sign (a selector from its adapter,
+// e.g. its status item) is up.
+const jsReadyButExplorer = `(sel) => !!document.querySelector('.monaco-workbench') &&
+	performance.getEntriesByName('code/didLoadExtensions').length > 0 &&
+	(!sel || !!document.querySelector(sel))`
+
+// jsReady holds when, besides, the explorer shows the folder.
+const jsReady = `(sel) => (` + jsReadyButExplorer + `)(sel) &&
+	!!document.querySelector('.explorer-folders-view .monaco-list-row')`
+
+// jsReadyMissing names the parts of jsReady that do not hold yet, with the
+// page's address, what the side bar and the explorer show, and the
+// workbench's notifications (an extension host that crashed says so
+// there).
+const jsReadyMissing = `(sel) => {
+	const missing = [
+		!document.querySelector('.monaco-workbench') && 'the workbench',
+		performance.getEntriesByName('code/didLoadExtensions').length === 0 && 'extensions loaded',
+		!document.querySelector('.explorer-folders-view .monaco-list-row') && 'the explorer\'s folder',
+		sel && !document.querySelector(sel) && 'the plugin\'s sign ' + sel,
+	].filter(Boolean);
+	const notes = [...document.querySelectorAll('.notification-list-item-message')]
+		.map(n => n.textContent.trim()).filter(Boolean);
+	const shown = document.querySelector('.activitybar .action-item.checked .action-label');
+	const side = shown ? shown.getAttribute('aria-label') || '?' : 'no view';
+	const view = document.querySelector('.explorer-folders-view');
+	const welcome = document.querySelector('.explorer-viewlet .welcome-view-content');
+	const pane = view && view.closest('.pane');
+	const explorer = view
+		? 'folders view ' + view.clientHeight + ' px high, ' + view.querySelectorAll('.monaco-list-row').length + ' rows' +
+			(pane && !pane.classList.contains('expanded') ? ', collapsed' : '')
+		: welcome ? 'welcome: ' + welcome.textContent.trim().slice(0, 100) : 'no folders view';
+	return {missing, page: location.pathname, side, explorer, notes: [...new Set(notes)].slice(0, 3)};
+}`
+
+// readyState is what jsReadyMissing reports.
+type readyState struct {
+	Missing  []string `json:"missing"`
+	Page     string   `json:"page"`
+	Side     string   `json:"side"`     // what the side bar shows
+	Explorer string   `json:"explorer"` // what the explorer shows
+	Notes    []string `json:"notes"`
+}
+
+func (st readyState) String() string {
+	msg := "missing: " + strings.Join(st.Missing, ", ") + "; page " + st.Page + "; side bar: " + st.Side + "; explorer: " + st.Explorer
+	if len(st.Notes) > 0 {
+		msg += "; notifications: " + strings.Join(st.Notes, " | ")
+	}
+	return msg
+}
+
+// waitReady waits for the workbench and the plugin to be usable. The
+// explorer shows the folder well before the extensions have loaded, but
+// in about one in ten editorbench runs of four windows one window's
+// explorer never did: the workbench was otherwise ready and the wait ran
+// into the 2-minute load timeout (the config passed on its next attempt,
+// on a fresh load). So a workbench that is ready but for the explorer's
+// folder after grace is loaded again, once (grace 0: never). When the
+// wait fails, the error names what was missing.
+func (w *window) waitReady(ctx context.Context, pluginReady string, grace time.Duration, log *zap.Logger) error {
+	what := "the workbench is ready (extensions loaded, explorer shown, plugin ready: " + pluginReady + ")"
+	if grace > 0 {
+		if err := w.waitFor(ctx, what, jsReadyButExplorer, pluginReady); err != nil {
+			return w.notReady(ctx, err, pluginReady)
+		}
+		gctx, cancel := context.WithTimeout(ctx, grace)
+		err := w.waitFor(gctx, what, jsReady, pluginReady)
+		cancel()
+		if err == nil || ctx.Err() != nil || !errIsTimeout(err) {
+			return w.notReady(ctx, err, pluginReady)
+		}
+		st, _ := w.readyState(ctx, pluginReady)
+		href, err := w.eval(ctx, `() => location.href`)
+		if err != nil {
+			return w.notReady(ctx, fmt.Errorf("read the window's address to load it again: %w", err), pluginReady)
+		}
+		log.Warn("the workbench is ready but its explorer shows no folder; loading the window again",
+			zap.Duration("after", grace), zap.String("explorer", st.Explorer), zap.String("side_bar", st.Side))
+		if err := w.navigate(ctx, href.Str()); err != nil {
+			return err
+		}
+	}
+	return w.notReady(ctx, w.waitFor(ctx, what, jsReady, pluginReady), pluginReady)
+}
+
+// notReady adds to a timed-out readiness wait what was missing; other
+// errors (and nil) pass as they are.
+func (w *window) notReady(ctx context.Context, err error, pluginReady string) error {
+	if err == nil || !errIsTimeout(err) || errors.Is(ctx.Err(), context.Canceled) {
+		return err // a cancelled run does not wait for the diagnosis
+	}
+	// The wait's own context has ended; look once more, briefly.
+	st, lerr := w.readyState(context.WithoutCancel(ctx), pluginReady)
+	if lerr != nil {
+		return err
+	}
+	return fmt.Errorf("%w (%s)", err, st)
+}
+
+// readyState reads what jsReadyMissing reports, within 5 s.
+func (w *window) readyState(ctx context.Context, pluginReady string) (readyState, error) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	var st readyState
+	raw, err := w.page.Eval(ctx, jsReadyMissing, pluginReady)
+	if err == nil {
+		err = json.Unmarshal(raw, &st)
+	}
+	return st, err
+}
