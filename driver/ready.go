@@ -64,14 +64,13 @@ func (st readyState) String() string {
 	return msg
 }
 
-// waitReady waits for the workbench and the plugin to be usable. The
-// explorer shows the folder well before the extensions have loaded, but
-// in about one in ten editorbench runs of four windows one window's
-// explorer never did: the workbench was otherwise ready and the wait ran
-// into the 2-minute load timeout (the config passed on its next attempt,
-// on a fresh load). So a workbench that is ready but for the explorer's
-// folder after grace is loaded again, once (grace 0: never). When the
-// wait fails, the error names what was missing.
+// waitReady waits for the workbench and the plugin to be usable. Twice in
+// about fifteen editorbench runs of four windows, one window's explorer
+// never showed its folder: the workbench was otherwise ready, the Explorer
+// view shown, and the wait ran into the 2-minute load timeout (the config
+// passed on its next attempt, on a fresh load). So a workbench that is
+// ready but for the explorer's folder after grace is loaded again, once
+// (grace 0: never). When the wait fails, the error names what was missing.
 func (w *window) waitReady(ctx context.Context, pluginReady string, grace time.Duration, log *zap.Logger) error {
 	what := "the workbench is ready (extensions loaded, explorer shown, plugin ready: " + pluginReady + ")"
 	if grace > 0 {

@@ -108,8 +108,9 @@ func (s *Session) adapterFor(cfg dialog.ChatConfig) (*adapter.Adapter, error) {
 }
 
 // explorerGrace is how long a workbench that is otherwise ready may show
-// no folder in its explorer before the window loads it again (waitReady).
-// The folder shows before the extensions have loaded, within a second.
+// no folder in its explorer before the window loads it again (waitReady):
+// a whole window load takes 5-7 s on a 2-core machine with other windows
+// busy.
 const explorerGrace = 20 * time.Second
 
 // open shows repo in the window, unless it already does. It waits for
