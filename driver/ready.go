@@ -67,11 +67,11 @@ func (st readyState) String() string {
 // waitReady waits for the workbench and the plugin to be usable. Twice in
 // about fifteen editorbench runs of four windows, one window's explorer
 // never showed its folder: the workbench was otherwise ready (the second
-// time with the Explorer view shown; the first was not looked at), and the
-// wait ran into the 2-minute load timeout (the config
-// passed on its next attempt, on a fresh load). So a workbench that is
-// ready but for the explorer's folder after grace is loaded again, once
-// (grace 0: never). When the wait fails, the error names what was missing.
+// time with the Explorer view shown; the first was not looked at), and
+// the wait ran into the 2-minute load timeout (the config passed on its
+// next attempt, on a fresh load). So a workbench that is ready but for
+// the explorer's folder after grace is loaded again, once (grace 0:
+// never). When the wait fails, the error names what was missing.
 func (w *window) waitReady(ctx context.Context, pluginReady string, grace time.Duration, log *zap.Logger) error {
 	what := "the workbench is ready (extensions loaded, explorer shown, plugin ready: " + pluginReady + ")"
 	if grace > 0 {
