@@ -27,30 +27,32 @@ const jsReady = `(sel) => (` + jsReadyButExplorer + `)(sel) &&
 // workbench's notifications (an extension host that crashed says so
 // there).
 const jsReadyMissing = `(sel) => {
+	const view = document.querySelector('.explorer-folders-view');
+	const rows = view ? view.querySelectorAll('.monaco-list-row').length : 0;
 	const missing = [
 		!document.querySelector('.monaco-workbench') && 'the workbench',
 		performance.getEntriesByName('code/didLoadExtensions').length === 0 && 'extensions loaded',
-		!document.querySelector('.explorer-folders-view .monaco-list-row') && 'the explorer\'s folder',
+		rows === 0 && 'the explorer\'s folder',
 		sel && !document.querySelector(sel) && 'the plugin\'s sign ' + sel,
 	].filter(Boolean);
 	const notes = [...document.querySelectorAll('.notification-list-item-message')]
 		.map(n => n.textContent.trim()).filter(Boolean);
 	const shown = document.querySelector('.activitybar .action-item.checked .action-label');
 	const side = shown ? shown.getAttribute('aria-label') || '?' : 'no view';
-	const view = document.querySelector('.explorer-folders-view');
 	const welcome = document.querySelector('.explorer-viewlet .welcome-view-content');
 	const pane = view && view.closest('.pane');
 	const explorer = view
-		? 'folders view ' + view.clientHeight + ' px high, ' + view.querySelectorAll('.monaco-list-row').length + ' rows' +
+		? 'folders view ' + view.clientHeight + ' px high, ' + rows + ' rows' +
 			(pane && !pane.classList.contains('expanded') ? ', collapsed' : '')
 		: welcome ? 'welcome: ' + welcome.textContent.trim().slice(0, 100) : 'no folders view';
-	return {missing, page: location.pathname, side, explorer, notes: [...new Set(notes)].slice(0, 3)};
+	return {missing, page: location.pathname, href: location.href, side, explorer, notes: [...new Set(notes)].slice(0, 3)};
 }`
 
 // readyState is what jsReadyMissing reports.
 type readyState struct {
 	Missing  []string `json:"missing"`
 	Page     string   `json:"page"`
+	Href     string   `json:"href"`     // the whole address, to load it again
 	Side     string   `json:"side"`     // what the side bar shows
 	Explorer string   `json:"explorer"` // what the explorer shows
 	Notes    []string `json:"notes"`
@@ -84,14 +86,13 @@ func (w *window) waitReady(ctx context.Context, pluginReady string, grace time.D
 		if err == nil || ctx.Err() != nil || !errIsTimeout(err) {
 			return w.notReady(ctx, err, pluginReady)
 		}
-		st, _ := w.readyState(ctx, pluginReady)
-		href, err := w.eval(ctx, `() => location.href`)
+		st, err := w.readyState(ctx, pluginReady)
 		if err != nil {
-			return w.notReady(ctx, fmt.Errorf("read the window's address to load it again: %w", err), pluginReady)
+			return fmt.Errorf("read the window's state to load it again: %w", err)
 		}
 		log.Warn("the workbench is ready but its explorer shows no folder; loading the window again",
 			zap.Duration("after", grace), zap.String("explorer", st.Explorer), zap.String("side_bar", st.Side))
-		if err := w.navigate(ctx, href.Str()); err != nil {
+		if err := w.navigate(ctx, st.Href); err != nil {
 			return err
 		}
 	}
