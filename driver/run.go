@@ -122,6 +122,7 @@ type Runner struct {
 	editor   *Editor
 	browser  browser
 	loads    chan struct{} // one window loads at a time: loads saturate the CPU
+	turns    *uiTurns      // windows sharing a renderer take turns at their steps
 	sessions []*Session    // the simulators' windows, opened by Drive
 	lock     *FolderLock   // the run folder's lock, when Start took it
 	recycled atomic.Int64  // windows replaced under cfg.Recycle
@@ -176,6 +177,7 @@ func (r *Runner) Start(ctx context.Context) error {
 	}
 	r.cfg.Browser.Dir = filepath.Join(r.cfg.Out, "browser")
 	r.sizeRendererHeap()
+	r.turns = newUITurns(r.cfg.Sessions, r.cfg.Browser.RendererProcesses)
 	if len(r.cfg.Adapters) == 0 {
 		return errors.New("start the run: no plugin adapter (give --adapter, or keep plugin/ for the bundled adapter ask)")
 	}
@@ -251,7 +253,7 @@ func (r *Runner) NewSession(ctx context.Context, id string) (*Session, error) {
 	}
 	return &Session{
 		ID: id, win: &window{page: page}, adapters: r.cfg.Adapters, secret: r.secret(), capture: r.capture, followUps: r.followUps,
-		dir: r.cfg.Out, editorURL: r.editor.URL(), password: r.editor.Password(), timeouts: r.cfg.Timeouts, loads: r.loads,
+		dir: r.cfg.Out, editorURL: r.editor.URL(), password: r.editor.Password(), timeouts: r.cfg.Timeouts, loads: r.loads, turns: r.turns,
 		log: r.log.With(zap.String("session", id)),
 	}, nil
 }

@@ -52,6 +52,8 @@ type Session struct {
 	workspace string // the workspace file the window shows, "" before load
 	timeouts  Timeouts
 	loads     chan struct{} // held while the window loads a workspace
+	turns     *uiTurns      // taken for the steps up to the first query
+	turnEnd   func()        // ends the turn this window holds, nil if none
 	use       windowUse     // since the window was opened, for Recycle
 	// selfFocus says, per plugin, whether its chat view put the keyboard
 	// focus in its input on its own after the last reveal (absent: not
@@ -239,6 +241,7 @@ func (s *Session) Drive(ctx context.Context, cfg dialog.ChatConfig) (d dialog.Di
 		d.Auxiliary = append(d.Auxiliary, s.takeAuxiliary()...)
 		d.Seconds = time.Since(d.StartedAt).Seconds()
 	}()
+	defer s.endUITurn()
 	fail := func(err error) (dialog.Dialogue, error) {
 		var se *StepError
 		if !errors.As(err, &se) {
@@ -285,6 +288,15 @@ func (s *Session) Drive(ctx context.Context, cfg dialog.ChatConfig) (d dialog.Di
 	}
 	d.Status = dialog.StatusOK
 	return d, nil
+}
+
+// endUITurn ends the window's turn at the shared renderer (uiTurns), if
+// it holds one.
+func (s *Session) endUITurn() {
+	if s.turnEnd != nil {
+		s.turnEnd()
+		s.turnEnd = nil
+	}
 }
 
 // counts are how many user and assistant messages the chat showed before
@@ -357,6 +369,7 @@ func (s *Session) driveTurn(ctx context.Context, cfg dialog.ChatConfig, a *adapt
 	}
 	steps = append(steps,
 		Step{Name: fmt.Sprintf("turn%d_answer", n), Timeout: t.Answer, Do: func(ctx context.Context) error {
+			s.endUITurn() // the steps are done; the model's time is the other windows'
 			m, err := s.win.waitAnswer(ctx, u, base.user, base.answers, n)
 			if err != nil {
 				return err

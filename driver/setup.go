@@ -19,6 +19,14 @@ func (s *Session) setupSteps(cfg dialog.ChatConfig, a *adapter.Adapter, src *sou
 		// No step timeout: open bounds the load itself by t.Load, not
 		// the wait for another window's load before it.
 		{Name: "open_workspace", Do: func(ctx context.Context) error { return s.open(ctx, cfg.Repo, a) }},
+	}
+	if s.turns != nil {
+		steps = append(steps, Step{Name: "ui_turn", Do: func(ctx context.Context) error {
+			s.turnEnd = s.turns.take(ctx)
+			return nil
+		}})
+	}
+	steps = append(steps, Steps{
 		{Name: "reset", Timeout: t.Step, Do: func(ctx context.Context) error {
 			// The activity bar icon of a shown view hides it; after a
 			// context menu the focus reached a kept view only 0.8-1.9 s
@@ -26,7 +34,7 @@ func (s *Session) setupSteps(cfg dialog.ChatConfig, a *adapter.Adapter, src *sou
 			// showing it. The palette and keybinding find it shown.
 			return s.reset(ctx, s.last == a && (cfg.Trigger == dialog.TriggerPalette || cfg.Trigger == dialog.TriggerKeybinding))
 		}},
-	}
+	}...)
 	// Other files the question refers to are opened first, as tabs behind
 	// the file the developer works in.
 	for _, f := range cfg.OpenFiles {
