@@ -86,17 +86,8 @@ func endToEnd(t *testing.T, backend Backend) {
 	cc := capture.DefaultConfig()
 	cc.Classify = adapter.Classify(rc.Adapters)
 	sink := &exchangeSink{}
-	srv, err := capture.Listen(ctx, cc, responder, sink, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Shutdown(context.Background()) })
-
-	manifest, err := ReadPluginManifest(filepath.Join(root, "plugin"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rc.PluginVersion = manifest.ID() + "@" + manifest.Version
+	srv := listenCapture(ctx, t, cc, responder, sink, log)
+	rc.PluginVersion = pluginVersion(t, root)
 	rc.Timeouts.Answer = time.Minute
 	if backend == BackendRod {
 		// The window is replaced once, before the first run's last
@@ -421,6 +412,27 @@ func readRecords(t *testing.T, path string) map[string]dialog.Dialogue {
 		out[d.ConfigID] = d
 	}
 	return out
+}
+
+// listenCapture starts a capture endpoint that the test shuts down.
+func listenCapture(ctx context.Context, t *testing.T, cc capture.Config, responder capture.Responder, sink capture.Sink, log *zap.Logger) *capture.Server {
+	t.Helper()
+	srv, err := capture.Listen(ctx, cc, responder, sink, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Shutdown(context.Background()) })
+	return srv
+}
+
+// pluginVersion is the reference plugin's id@version, as a run records it.
+func pluginVersion(t *testing.T, root string) string {
+	t.Helper()
+	manifest, err := ReadPluginManifest(filepath.Join(root, "plugin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return manifest.ID() + "@" + manifest.Version
 }
 
 // oneModel answers through the model gateway with one model (a pool of

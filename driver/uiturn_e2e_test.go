@@ -41,16 +41,8 @@ func TestWindowsTakeTurnsAtTheirSteps(t *testing.T) {
 		rep.Delay = 1500 * time.Millisecond
 		return rep
 	})
-	srv, err := capture.Listen(ctx, capture.DefaultConfig(), oneModel(t, model.URL, "turns-model", log), nil, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Shutdown(context.Background()) })
-	manifest, err := ReadPluginManifest(filepath.Join(root, "plugin"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rc.PluginVersion = manifest.ID() + "@" + manifest.Version
+	srv := listenCapture(ctx, t, capture.DefaultConfig(), oneModel(t, model.URL, "turns-model", log), nil, log)
+	rc.PluginVersion = pluginVersion(t, root)
 	r := NewRunner(rc, srv, nil, log)
 	setFakeKeys(t)
 	if err := r.Start(ctx); err != nil {
