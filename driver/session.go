@@ -112,8 +112,12 @@ func (s *Session) adapterFor(cfg dialog.ChatConfig) (*adapter.Adapter, error) {
 // explorerGrace is how long a workbench that is otherwise ready may show
 // no folder in its explorer before the window loads it again (waitReady):
 // a whole window load takes 5-7 s on a 2-core machine with other windows
-// busy.
-const explorerGrace = 20 * time.Second
+// busy. emptyExplorerGrace is how long once the explorer shows the welcome
+// of a workspace with no folder.
+const (
+	explorerGrace      = 20 * time.Second
+	emptyExplorerGrace = 3 * time.Second
+)
 
 // open shows repo in the window, unless it already does. It waits for
 // the window's turn to load (other windows' loads are each bounded by
@@ -149,7 +153,7 @@ func (s *Session) open(ctx context.Context, repo string, a *adapter.Adapter) err
 	if err := s.win.login(ctx, s.password, s.log); err != nil {
 		return fmt.Errorf("log in to code-server: %w", err)
 	}
-	if err := s.win.waitReady(ctx, a.Extension.Ready, explorerGrace, s.log); err != nil {
+	if err := s.win.waitReady(ctx, a.Extension.Ready, explorerGrace, emptyExplorerGrace, s.log); err != nil {
 		return err
 	}
 	s.workspace = ws
