@@ -78,8 +78,8 @@ func (st readyState) String() string {
 }
 
 // waitReady waits for the workbench and the plugin to be usable. Now and
-// then (about one run of four windows in ten, on 2 cores) one window's
-// explorer never shows its folder: the workbench is otherwise ready and the
+// then (three times in about 45 editorbench runs of four or more windows
+// on 2 cores) one window's explorer never shows its folder: the workbench is otherwise ready and the
 // explorer shows the welcome of a workspace with no folder ("You have not
 // yet added a folder to the workspace"), although the workspace file names
 // one; the same address loaded again shows it. So a workbench that is ready
