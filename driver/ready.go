@@ -29,8 +29,7 @@ const jsReady = `(sel) => (` + jsReadyButExplorer + `)(sel) &&
 const jsReadyOrEmpty = `(sel) => {
 	if ((` + jsReady + `)(sel)) return 'ready';
 	const welcome = document.querySelector('.explorer-viewlet .welcome-view-content');
-	return welcome && welcome.offsetParent !== null &&
-		!document.querySelector('.explorer-folders-view .monaco-list-row') ? 'empty' : null;
+	return welcome && welcome.offsetParent !== null ? 'empty' : null;
 }`
 
 // jsReadyMissing names the parts of jsReady that do not hold yet, with the
