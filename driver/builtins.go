@@ -60,23 +60,39 @@ func linkBuiltins(src, dst string, skip []string) error {
 	return nil
 }
 
-// extensionID is publisher.name from the package.json in dir, or "" when
-// dir is not an extension (a file, or a folder without a manifest that
-// names both).
-func extensionID(dir string) (string, error) {
+// manifest is what dialogfarm reads of an extension's package.json.
+type manifest struct {
+	Publisher, Name string
+	Contributes     struct {
+		// ConfigurationDefaults holds "[language]" keys whose value is
+		// that language's default for some settings.
+		ConfigurationDefaults map[string]json.RawMessage `json:"configurationDefaults"`
+	}
+}
+
+// readManifest reads the package.json in dir; ok is false when dir is not
+// an extension (a file, or a folder without a manifest that names both
+// publisher and name).
+func readManifest(dir string) (m manifest, ok bool, err error) {
 	data, err := os.ReadFile(filepath.Join(dir, "package.json"))
 	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
-		return "", nil
+		return m, false, nil
 	}
 	if err != nil {
-		return "", fmt.Errorf("read built-in extension %s: %w", dir, err)
+		return m, false, fmt.Errorf("read extension %s: %w", dir, err)
 	}
-	var m struct{ Publisher, Name string }
 	if err := json.Unmarshal(data, &m); err != nil {
-		return "", fmt.Errorf("read built-in extension %s: package.json: %w", dir, err)
+		return m, false, fmt.Errorf("read extension %s: package.json: %w", dir, err)
 	}
-	if m.Publisher == "" || m.Name == "" {
-		return "", nil
+	return m, m.Publisher != "" && m.Name != "", nil
+}
+
+// extensionID is publisher.name from the package.json in dir, or "" when
+// dir is not an extension.
+func extensionID(dir string) (string, error) {
+	m, ok, err := readManifest(dir)
+	if err != nil || !ok {
+		return "", err
 	}
 	return m.Publisher + "." + m.Name, nil
 }

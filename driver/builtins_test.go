@@ -1,7 +1,6 @@
 package driver
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -123,21 +122,7 @@ func TestEditorDirsBuiltinsFolder(t *testing.T) {
 // workbench's web worker extension host does not run their browser code;
 // a user's own remote.extensionKind wins.
 func TestSettingsKeepSkippedOutOfTheWebWorker(t *testing.T) {
-	read := func(cfg EditorConfig) map[string]any {
-		t.Helper()
-		if _, err := editorDirs(cfg); err != nil {
-			t.Fatal(err)
-		}
-		data, err := os.ReadFile(filepath.Join(cfg.Dir, "user-data", "User", "settings.json"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var s map[string]any
-		if err := json.Unmarshal(data, &s); err != nil {
-			t.Fatal(err)
-		}
-		return s
-	}
+	read := func(cfg EditorConfig) map[string]any { return readSettings(t, cfg) }
 	s := read(EditorConfig{Dir: t.TempDir(), Password: "pw", SkipBuiltin: []string{"vscode.emmet", "vscode.git-base"}})
 	kinds, _ := s["remote.extensionKind"].(map[string]any)
 	for _, id := range []string{"vscode.emmet", "vscode.git-base"} {

@@ -97,139 +97,6 @@ func SkippedBuiltins() []string {
 	}
 }
 
-// DefaultEditorSettings are the user settings that keep code-server's own
-// dialogs and panels out of a simulated developer's way, and stop an input
-// repository from running code: no automatic or auto-detected tasks (gulp,
-// grunt and jake detection runs the repository's build files), no git (a
-// repository's .git/config can name commands git runs), no debug or
-// auto-attach, no extension recommendations, installs or updates, no PHP
-// validator. Workspace trust stays disabled so the plugin runs; see the
-// README's "Locked-down editor and endpoints" for what that leaves open.
-func DefaultEditorSettings() map[string]any {
-	return map[string]any{
-		"task.allowAutomaticTasks":                     "off",
-		"task.autoDetect":                              "off",
-		"npm.autoDetect":                               "off",
-		"gulp.autoDetect":                              "off",
-		"grunt.autoDetect":                             "off",
-		"jake.autoDetect":                              "off",
-		"typescript.tsc.autoDetect":                    "off",
-		"typescript.enablePromptUseWorkspaceTsdk":      false,
-		"git.autofetch":                                false,
-		"git.autoRepositoryDetection":                  false,
-		"git.openRepositoryInParentFolders":            "never",
-		"git.terminalAuthentication":                   false,
-		"github.gitAuthentication":                     false,
-		"debug.openDebug":                              "neverOpen",
-		"debug.internalConsoleOptions":                 "neverOpen",
-		"debug.javascript.autoAttachFilter":            "disabled",
-		"extensions.ignoreRecommendations":             true,
-		"php.validate.enable":                          false,
-		"json.schemaDownload.enable":                   false,
-		"remote.autoForwardPorts":                      false,
-		"terminal.integrated.hideOnStartup":            "always",
-		"terminal.integrated.enablePersistentSessions": false,
-		"security.workspace.trust.enabled":             false,
-		"workbench.startupEditor":                      "none",
-		"workbench.secondarySideBar.defaultVisibility": "hidden",
-		"workbench.tips.enabled":                       false,
-		"workbench.enableExperiments":                  false,
-		"telemetry.telemetryLevel":                     "off",
-		"update.mode":                                  "none",
-		"extensions.autoUpdate":                        false,
-		"extensions.autoCheckUpdates":                  false,
-		"chat.commandCenter.enabled":                   false,
-		"chat.disableAIFeatures":                       true,
-		"editor.detectIndentation":                     false,
-		"editor.tabSize":                               4,
-		"editor.quickSuggestions":                      map[string]any{"other": false, "comments": false, "strings": false},
-		"editor.suggestOnTriggerCharacters":            false,
-		"editor.parameterHints.enabled":                false,
-		"editor.hover.enabled":                         false,
-		"editor.minimap.enabled":                       false,
-		"files.hotExit":                                "off",
-		"window.restoreWindows":                        "none",
-		"git.enabled":                                  false,
-		// What a window does while it only waits for the model costs CPU
-		// on every simulator: no blinking cursor, animations, smooth
-		// scrolling or decorations that repaint, and no language
-		// services nobody asks for (the TypeScript server runs
-		// syntax-only and installs no typings).
-		"editor.cursorBlinking":                      "solid",
-		"editor.cursorSmoothCaretAnimation":          "off",
-		"workbench.reduceMotion":                     "on",
-		"editor.smoothScrolling":                     false,
-		"workbench.list.smoothScrolling":             false,
-		"editor.codeLens":                            false,
-		"editor.semanticHighlighting.enabled":        false,
-		"editor.occurrencesHighlight":                "off",
-		"editor.selectionHighlight":                  false,
-		"editor.bracketPairColorization.enabled":     false,
-		"editor.guides.indentation":                  false,
-		"editor.stickyScroll.enabled":                false,
-		"editor.lightbulb.enabled":                   "off",
-		"editor.inlayHints.enabled":                  "off",
-		"breadcrumbs.enabled":                        false,
-		"typescript.tsserver.useSyntaxServer":        "always",
-		"typescript.disableAutomaticTypeAcquisition": true,
-		"typescript.validate.enable":                 false,
-		"javascript.validate.enable":                 false,
-		"typescript.surveys.enabled":                 false,
-		// code-server is a remote to the workbench and has a tunnel
-		// provider, so even with remote.autoForwardPorts off every
-		// window's extension host looked for ports to forward: at least
-		// every 2 s it ran `ls -l /proc/[0-9]*/fd/[0-9]* | grep socket:`
-		// in a shell and read every process's cmdline and cwd (the
-		// longer, the more processes the machine runs). With the
-		// "output" source it looks for nothing (no terminal runs).
-		"remote.autoForwardPortsSource": "output",
-		// Each of these has the workbench feed an editor web worker
-		// (links, colours, Unicode and section-header scans of every
-		// opened file; minimap section headers are scanned even with the
-		// minimap off) or compute folding ranges and bracket matches no
-		// step looks at. The worker stops whenever the last editor
-		// closes, as reset does, so each dialogue's open_file started a
-		// new one (a Chromium trace: 0.2-0.4 s of the window's main
-		// thread to load it, plus its own thread).
-		"editor.links":                                false,
-		"editor.colorDecorators":                      false,
-		"editor.unicodeHighlight.ambiguousCharacters": false,
-		"editor.unicodeHighlight.invisibleCharacters": false,
-		"editor.unicodeHighlight.nonBasicASCII":       false,
-		"editor.wordBasedSuggestions":                 "off",
-		"editor.folding":                              false,
-		"editor.matchBrackets":                        "never",
-		"editor.minimap.showRegionSectionHeaders":     false,
-		"editor.minimap.showMarkSectionHeaders":       false,
-		// Highlighting runs on the window's main thread: the default
-		// background tokenizer is a web worker per window that loads
-		// the TextMate grammars and the regex engine's wasm a second
-		// time (1 sim x 6 configs: peak Chromium RSS 1012 -> 965 MiB,
-		// PSS 988 -> 915 MiB; the files driven are small).
-		"editor.experimental.asyncTokenization": false,
-		// An editor's scrollbars show when it scrolls (open_file reveals
-		// the config's line) and then fade out over 0.8 s, a CSS
-		// transition no reduce-motion setting stops: ~50 frames drawn
-		// in software per dialogue for a 14 px strip. Always shown, they
-		// never fade.
-		"editor.scrollbar.vertical":   "visible",
-		"editor.scrollbar.horizontal": "visible",
-		// The explorer selects and scrolls to every file opened, and
-		// reset shows the explorer again each dialogue: its tree then
-		// re-rendered with the file revealed in it, which no step looks
-		// at. editorbench 1 sim x 12, 2 s model, steady: reset 0.18-0.24
-		// -> 0.12-0.14 renderer CPU-s, code-server + Chromium 1.76-1.80
-		// -> 1.58-1.64 CPU-s per dialogue.
-		"explorer.autoReveal": false,
-		// No syntax highlighting (no extension can read its tokens): the
-		// workbench tokenized each opened file in the background, a sixth
-		// of the CPU per dialogue on 400-1,500-line files (editorbench
-		// -repo, 1 x 12, alternated: 2.07/2.13 -> 1.75/1.60 CPU-s). Every
-		// line is longer than 1; an adapter's settings can give 20000.
-		"editor.maxTokenizationLineLength": 1,
-	}
-}
-
 // Editor is a running code-server, started in its own process group so that
 // Stop ends its extension hosts and watchers too.
 type Editor struct {
@@ -442,16 +309,9 @@ func editorDirs(cfg EditorConfig) (editorPaths, error) {
 			}
 		}
 	}
-	settings := DefaultEditorSettings()
-	if kinds := skippedKinds(cfg.SkipBuiltin); kinds != nil {
-		settings["remote.extensionKind"] = kinds
-	}
-	for k, v := range cfg.Settings {
-		settings[k] = v
-	}
-	data, err := json.MarshalIndent(settings, "", "  ")
+	data, err := userSettings(cfg)
 	if err != nil {
-		return p, fmt.Errorf("start code-server: encode settings: %w", err)
+		return p, fmt.Errorf("start code-server: %w", err)
 	}
 	if err := runfiles.WriteFile(filepath.Join(p.userData, "User", "settings.json"), data); err != nil {
 		return p, fmt.Errorf("start code-server: write settings: %w", err)
