@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -231,23 +232,23 @@ func overrideLanguageDefaults(settings map[string]any, dirs []string, skip []str
 
 // overrideLanguage sets, in the section of settings named lang, each
 // setting of defaults that settings set without a language and the
-// section does not set already.
+// section does not set already. A section from the config is copied
+// before it changes: the config's map is not ours to write.
 func overrideLanguage(settings map[string]any, lang string, defaults map[string]any) {
-	section, ok := settings[lang].(map[string]any)
+	given, ok := settings[lang].(map[string]any)
 	if _, set := settings[lang]; set && !ok {
 		return // a section of another shape is the user's to keep
 	}
+	section := maps.Clone(given)
 	for name := range defaults {
 		v, set := settings[name]
-		if !set {
+		if _, own := section[name]; !set || own {
 			continue
 		}
 		if section == nil {
 			section = map[string]any{}
-			settings[lang] = section
 		}
-		if _, own := section[name]; !own {
-			section[name] = v
-		}
+		section[name] = v
+		settings[lang] = section
 	}
 }

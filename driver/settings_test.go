@@ -67,12 +67,11 @@ func TestSettingsHoldForLanguagesWithDefaultsOfTheirOwn(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	ownYAML := map[string]any{"editor.wordWrap": "on"}
 	s := readSettings(t, EditorConfig{Dir: t.TempDir(), Password: "pw", Builtins: builtins, ExtensionsDir: installed,
 		SkipBuiltin: []string{"vscode.css-language-features"},
-		Settings: map[string]any{
-			"editor.tabSize": 8,
-			"[csharp]":       map[string]any{"editor.maxTokenizationLineLength": 20000},
-		}})
+		Settings: map[string]any{"editor.tabSize": 8, "[yaml]": ownYAML,
+			"[csharp]": map[string]any{"editor.maxTokenizationLineLength": 20000}}})
 
 	section := func(lang string) map[string]any {
 		m, _ := s[lang].(map[string]any)
@@ -88,6 +87,12 @@ func TestSettingsHoldForLanguagesWithDefaultsOfTheirOwn(t *testing.T) {
 		if got := section(lang)["editor.tabSize"]; got != float64(8) {
 			t.Errorf("%s editor.tabSize = %v, want the config's 8", lang, got)
 		}
+	}
+	if len(ownYAML) != 1 {
+		t.Errorf("the config's own [yaml] section was written to: %v", ownYAML)
+	}
+	if got := section("[yaml]")["editor.wordWrap"]; got != "on" {
+		t.Errorf("[yaml] editor.wordWrap = %v, want the config's own on", got)
 	}
 	if _, ok := section("[yaml]")["editor.autoIndent"]; ok {
 		t.Errorf("[yaml] sets editor.autoIndent, which no user setting gives: %v", section("[yaml]"))
