@@ -231,10 +231,6 @@ func endToEnd(t *testing.T, backend Backend) {
 		checkBuiltinsSkipped(t, filepath.Join(out, "editor", "user-data", "logs"))
 		checkNoBuiltinInWebWorker(t, root, filepath.Join(out, "browser", "chromium-profile", "Default", "Cache", "Cache_Data"))
 	})
-	t.Run("no file is highlighted, JavaScript included", func(t *testing.T) {
-		editorOnly(t)
-		checkNoHighlighting(ctx, t, r)
-	})
 	t.Run("a crashed editor is restarted", func(t *testing.T) {
 		editorOnly(t)
 		pid, _ := r.PIDs()

@@ -8,15 +8,17 @@ import (
 	"dialogfarm/dialog"
 )
 
-// checkNoHighlighting drives a config on a JavaScript file, whose
+// TestNoFileIsHighlighted drives a config on a JavaScript file, whose
 // built-in extension sets a highlighting limit of its own for JavaScript,
 // and checks that the editor left open shows the file untokenized, as the
 // settings ask for every language: each piece of text in the default
 // colour class (mtk1). A highlighted file shows keywords in another class
 // within the first render after its grammar loaded, long before the
 // dialogue ends; the check still watches the editor for 2 s more.
-func checkNoHighlighting(ctx context.Context, t *testing.T, r *Runner) {
-	t.Helper()
+func TestNoFileIsHighlighted(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	r := startRealRunner(ctx, t, 0, nil)
 	c := dialog.ChatConfig{ID: "javascript-untokenized", Repo: testRepo, File: "web/cart.js", Language: "javascript",
 		Cursor: configPtr(configPos(4, 3)), Trigger: dialog.TriggerKeybinding, Instruction: dialog.InstructionFreeText,
 		Turns: configTurns("What does lineTotal return?")}
@@ -28,12 +30,15 @@ func checkNoHighlighting(ctx context.Context, t *testing.T, r *Runner) {
 		t.Fatalf("%s: %s at %s: %s", c.ID, d.Status, d.FailedStep, d.Error)
 	}
 	w := r.sessions[0].win
+	// The editor draws spaces as no-break spaces.
 	shown := `() => {
 		const ed = document.querySelector('.editor-group-container.active .monaco-editor');
 		const text = ed ? [...ed.querySelectorAll('.view-line')].map(l => l.textContent).join('\n') : '';
-		return text.includes('function lineTotal(item)');
+		return text.replaceAll('\u00a0', ' ').includes('function lineTotal(item)');
 	}`
-	if err := w.waitFor(ctx, "the editor shows cart.js", shown); err != nil {
+	sctx, scancel := context.WithTimeout(ctx, 30*time.Second)
+	defer scancel()
+	if err := w.waitFor(sctx, "the editor shows cart.js", shown); err != nil {
 		t.Fatal(err)
 	}
 	wctx, cancel := context.WithTimeout(ctx, 2*time.Second)

@@ -2,16 +2,10 @@ package driver
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
-	"go.uber.org/zap/zaptest"
-
-	"dialogfarm/capture"
 	"dialogfarm/dialog"
-	"dialogfarm/internal/llmtest"
 )
 
 // TestWindowsTakeTurnsAtTheirSteps drives two windows that share one
@@ -20,35 +14,13 @@ import (
 // a window takes its turn (ui_turn) only once the other has sent its
 // query, unless it waited the bound out.
 func TestWindowsTakeTurnsAtTheirSteps(t *testing.T) {
-	root, err := filepath.Abs("..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := t.TempDir()
-	rc := DefaultRunConfig(root, out)
-	if _, err := os.Stat(rc.Editor.Bin); err != nil {
-		t.Fatalf("code-server is not installed (%v): run `make setup`", err)
-	}
-	rc.Sessions, rc.Browser.RendererProcesses = 2, 1
-	log := zaptest.NewLogger(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-
 	// The model takes long enough that one window's steps fall into the
 	// other's wait for its answer, as they do in a farm.
-	model := llmtest.New(t, func(r llmtest.Request) llmtest.Reply {
-		rep := e2eAnswer(r)
-		rep.Delay = 1500 * time.Millisecond
-		return rep
+	r := startRealRunner(ctx, t, 1500*time.Millisecond, func(rc *RunConfig) {
+		rc.Sessions, rc.Browser.RendererProcesses = 2, 1
 	})
-	srv := listenCapture(ctx, t, capture.DefaultConfig(), oneModel(t, model.URL, "turns-model", log), nil, log)
-	rc.PluginVersion = pluginVersion(t, root)
-	r := NewRunner(rc, srv, nil, log)
-	setFakeKeys(t)
-	if err := r.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(r.Stop)
 
 	var configs []dialog.ChatConfig
 	for i, c := range e2eConfigs()[:3] {
