@@ -42,8 +42,8 @@ func TestNoFileIsHighlighted(t *testing.T) {
 	if err := w.waitFor(sctx, "the editor shows cart.js", shown); err != nil {
 		t.Fatal(err)
 	}
-	wctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
+	wctx, wcancel := context.WithTimeout(ctx, 2*time.Second)
+	defer wcancel()
 	v, err := w.poll(wctx, "a piece of cart.js in a colour of its own", `() => {
 		const ed = document.querySelector('.editor-group-container.active .monaco-editor');
 		const other = [...ed.querySelectorAll('.view-line span[class^="mtk"]')].find(s => s.className !== 'mtk1');
