@@ -122,8 +122,7 @@ func TestEditorDirsBuiltinsFolder(t *testing.T) {
 // workbench's web worker extension host does not run their browser code;
 // a user's own remote.extensionKind wins.
 func TestSettingsKeepSkippedOutOfTheWebWorker(t *testing.T) {
-	read := func(cfg EditorConfig) map[string]any { return readSettings(t, cfg) }
-	s := read(EditorConfig{Dir: t.TempDir(), Password: "pw", SkipBuiltin: []string{"vscode.emmet", "vscode.git-base"}})
+	s := readSettings(t, EditorConfig{Dir: t.TempDir(), Password: "pw", SkipBuiltin: []string{"vscode.emmet", "vscode.git-base"}})
 	kinds, _ := s["remote.extensionKind"].(map[string]any)
 	for _, id := range []string{"vscode.emmet", "vscode.git-base"} {
 		if k, _ := kinds[id].([]any); len(k) != 2 || k[0] != "workspace" || k[1] != "-web" {
@@ -133,12 +132,12 @@ func TestSettingsKeepSkippedOutOfTheWebWorker(t *testing.T) {
 	if len(kinds) != 2 {
 		t.Errorf("remote.extensionKind = %v, want the two skipped", kinds)
 	}
-	s = read(EditorConfig{Dir: t.TempDir(), Password: "pw"})
+	s = readSettings(t, EditorConfig{Dir: t.TempDir(), Password: "pw"})
 	if _, ok := s["remote.extensionKind"]; ok {
 		t.Errorf("nothing skipped, yet remote.extensionKind = %v", s["remote.extensionKind"])
 	}
 	own := map[string]any{"pub.web": []string{"web"}}
-	s = read(EditorConfig{Dir: t.TempDir(), Password: "pw", SkipBuiltin: []string{"vscode.emmet"},
+	s = readSettings(t, EditorConfig{Dir: t.TempDir(), Password: "pw", SkipBuiltin: []string{"vscode.emmet"},
 		Settings: map[string]any{"remote.extensionKind": own}})
 	if kinds, _ := s["remote.extensionKind"].(map[string]any); len(kinds) != 1 || kinds["pub.web"] == nil {
 		t.Errorf("the user's remote.extensionKind became %v", s["remote.extensionKind"])
