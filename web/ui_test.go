@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -95,6 +96,13 @@ func failLast(path string) error {
 
 func newSite(t *testing.T) *site {
 	t.Helper()
+	return newSiteWith(t, nil)
+}
+
+// newSiteWith is newSite with the server's handler wrapped by wrap (nil:
+// as it is).
+func newSiteWith(t *testing.T, wrap func(http.Handler) http.Handler) *site {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	log := zaptest.NewLogger(t)
 	reg := pipeline.NewRegistry()
@@ -121,7 +129,11 @@ func newSite(t *testing.T) *site {
 	}
 	srv := New(store, runs, Options{}, log)
 	stop := srv.Start(ctx)
-	ts := httptest.NewServer(srv.Handler())
+	h := srv.Handler()
+	if wrap != nil {
+		h = wrap(h)
+	}
+	ts := httptest.NewServer(h)
 	s := &site{t: t, ctx: ctx, url: ts.URL, store: store, runs: runs, updates: make(chan string, 64)}
 	client := sdk.NewClient(&sdk.Implementation{Name: "ui-test-agent", Version: "1"}, &sdk.ClientOptions{
 		ResourceUpdatedHandler: func(_ context.Context, req *sdk.ResourceUpdatedNotificationRequest) {
@@ -255,6 +267,37 @@ func TestUISync(t *testing.T) {
 	waitJS(t, p, `document.querySelectorAll('#history li').length === 3 && document.querySelector('#findings li')`)
 	p.MustElement(`#history li:last-child .revert`).MustClick() // revert to r1
 	waitJS(t, p, `df.revision === 4 && df.cy.nodes().length === 1`)
+}
+
+// TestUICommitBeforeStreamConnects: a commit made after the page read the
+// pipeline but before its event stream connected still reaches the canvas.
+// The test holds /events until the agent has committed.
+func TestUICommitBeforeStreamConnects(t *testing.T) {
+	release := make(chan struct{})
+	s := newSiteWith(t, func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/events" {
+				select {
+				case <-release:
+				case <-r.Context().Done():
+					return
+				}
+			}
+			h.ServeHTTP(w, r)
+		})
+	})
+	var res pipeline.ApplyResult
+	s.call("add_node", map[string]any{"pipeline": "ui", "base_revision": 0, "node": "recorded", "operator": "load_dialogues",
+		"params": map[string]any{"path": "../sft/testdata/dialogues.jsonl"}}, &res)
+	p := s.page("/p/ui")
+	waitJS(t, p, `window.df && df.revision === 1 && df.cy.nodes().length === 1`)
+	s.call("add_node", map[string]any{"pipeline": "ui", "base_revision": 1, "node": "export", "operator": "export",
+		"inputs": map[string]any{"dialogues": "recorded"}}, &res)
+	if !res.Committed {
+		t.Fatalf("agent's add_node: %+v", res)
+	}
+	close(release)
+	waitJS(t, p, `df.ready && df.revision === 2 && df.cy.getElementById('export').length === 1`)
 }
 
 func drain(ch chan string) {

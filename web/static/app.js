@@ -245,6 +245,13 @@
       state.lastResult = null;
       load();
     });
-    state.ready = true;
+    // The stream only carries commits made after it connected: on every
+    // (re)connect read the pipeline again, so a commit made while the page
+    // loaded or the connection was down is not missed. The page is ready
+    // once that read is done.
+    es.addEventListener('open', async () => {
+      await load();
+      state.ready = true;
+    });
   })();
 })();
