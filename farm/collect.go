@@ -88,7 +88,7 @@ func (q *Queue) Collect(ctx context.Context, cfg CollectConfig, log *zap.Logger)
 	}()
 	for _, src := range sources {
 		var cons jetstream.Consumer
-		err := retry(ctx, func(ctx context.Context) (err error) {
+		err := retry(ctx, q.js.Conn(), func(ctx context.Context) (err error) {
 			cons, err = q.js.CreateOrUpdateConsumer(ctx, src.stream, jetstream.ConsumerConfig{
 				Durable: "collect_" + run + "_" + src.kind, AckPolicy: jetstream.AckExplicitPolicy,
 				FilterSubjects: src.filters, AckWait: 30 * time.Second, InactiveThreshold: 7 * 24 * time.Hour,
@@ -291,7 +291,7 @@ func (q *Queue) collectEvent(ctx context.Context, msg jetstream.Msg, cfg Collect
 	if err != nil {
 		return err
 	}
-	if err := retry(ctx, func(ctx context.Context) error {
+	if err := retry(ctx, q.js.Conn(), func(ctx context.Context) error {
 		_, err := q.js.Publish(ctx, deadSubject(job.Run, job.Config.ID), data, jetstream.WithExpectLastSequencePerSubject(0))
 		return err
 	}); err != nil && !errAlreadyDone(err) {

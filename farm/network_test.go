@@ -2,6 +2,7 @@ package farm
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -248,5 +249,53 @@ func TestServerWithUsersConnectsInProcess(t *testing.T) {
 	}
 	if _, err := Dial(ctx, ClientConfig{URL: srv.ClientURL()}); err == nil {
 		t.Error("an anonymous client was let in over the network")
+	}
+}
+
+// A call the server refuses to the user (a worker's key used to set up a
+// run, or to read the farm's status) ends with the refusal, named as such,
+// instead of being retried as a slow server until the caller gives up.
+func TestRefusedCallsSayWhy(t *testing.T) {
+	dir := t.TempDir()
+	workerPub, workerSeed := userKey(t, dir, "worker")
+	coordPub, coordSeed := userKey(t, dir, "coordinator")
+	srv, err := StartServer(context.Background(), ServerConfig{StoreDir: filepath.Join(dir, "store"), Listen: "127.0.0.1:-1",
+		Users: []User{{Nkey: workerPub, Role: "worker"}, {Nkey: coordPub, Role: "coordinator"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Shutdown()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	coord, err := Dial(ctx, ClientConfig{URL: srv.ClientURL(), NkeySeed: coordSeed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer coord.Close()
+	cjs, _ := JetStream(coord)
+	if _, err := Setup(ctx, cjs, DefaultQueueConfig()); err != nil {
+		t.Fatal(err)
+	}
+	worker, err := Dial(ctx, ClientConfig{URL: srv.ClientURL(), NkeySeed: workerSeed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer worker.Close()
+	wjs, _ := JetStream(worker)
+	_, err = Setup(ctx, wjs, DefaultQueueConfig())
+	if !errors.Is(err, ErrRefused) || !errors.Is(err, nats.ErrPermissionViolation) || ctx.Err() != nil {
+		t.Errorf("a worker setting up the streams: got %v (context: %v), want the refusal", err, ctx.Err())
+	}
+	_, err = ReadStatus(ctx, wjs, "")
+	if !errors.Is(err, ErrRefused) || ctx.Err() != nil {
+		t.Errorf("a worker reading the status: got %v (context: %v), want the refusal", err, ctx.Err())
+	}
+	// The coordinator's connection saw no refusal: its calls go on.
+	if _, err := ReadStatus(ctx, cjs, ""); err != nil {
+		t.Errorf("the coordinator reading the status: %v", err)
+	}
+	// A worker's own calls still work on the connection that was refused.
+	if _, err := Open(ctx, wjs); err != nil {
+		t.Errorf("the worker opening the queue after a refusal: %v", err)
 	}
 }

@@ -118,7 +118,7 @@ type Queue struct {
 // (API calls are dropped silently until then, e.g. on a cluster starting).
 func Setup(ctx context.Context, js jetstream.JetStream, cfg QueueConfig) (*Queue, error) {
 	var q *Queue
-	err := retry(ctx, func(ctx context.Context) (err error) {
+	err := retry(ctx, js.Conn(), func(ctx context.Context) (err error) {
 		q, err = setup(ctx, js, cfg)
 		return err
 	})
@@ -185,7 +185,7 @@ func setup(ctx context.Context, js jetstream.JetStream, cfg QueueConfig) (*Queue
 // embedded farm may call it, at start, when no worker of an earlier
 // process can still be alive; otherwise those jobs wait for AckWait.
 func (q *Queue) Reclaim(ctx context.Context) error {
-	err := retry(ctx, func(ctx context.Context) error {
+	err := retry(ctx, q.js.Conn(), func(ctx context.Context) error {
 		err := q.js.DeleteConsumer(ctx, JobsStream, WorkersConsumer)
 		if errors.Is(err, jetstream.ErrConsumerNotFound) {
 			return nil
@@ -207,7 +207,7 @@ func (q *Queue) Reclaim(ctx context.Context) error {
 // workers' consumer and the health bucket must exist.
 func Open(ctx context.Context, js jetstream.JetStream) (*Queue, error) {
 	q := &Queue{js: js}
-	err := retry(ctx, func(ctx context.Context) (err error) {
+	err := retry(ctx, js.Conn(), func(ctx context.Context) (err error) {
 		q.workers, err = js.Consumer(ctx, JobsStream, WorkersConsumer)
 		return err
 	})
@@ -248,7 +248,7 @@ func (q *Queue) Enqueue(ctx context.Context, run string, configs []dialog.ChatCo
 		if err != nil {
 			return queued, fmt.Errorf("encode job %s: %w", c.ID, err)
 		}
-		if err := retry(ctx, func(ctx context.Context) error {
+		if err := retry(ctx, q.js.Conn(), func(ctx context.Context) error {
 			_, err := q.js.Publish(ctx, jobSubject(run, c.ID), data)
 			return err
 		}); err != nil {
@@ -268,12 +268,13 @@ func errAlreadyDone(err error) bool {
 
 // retry runs f with short attempts until it succeeds or ctx ends; the farm
 // API calls are dropped while a cluster elects its leaders, and each try is
-// cheap.
-func retry(ctx context.Context, f func(ctx context.Context) error) error {
+// cheap. A try the server refused for lack of permission ends the retries
+// with that refusal (see refusedDuring).
+func retry(ctx context.Context, nc *nats.Conn, f func(ctx context.Context) error) error {
 	backoff := 50 * time.Millisecond
 	for {
 		actx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		err := f(actx)
+		err := refusedDuring(actx, nc, f)
 		cancel()
 		if err == nil || errAlreadyDone(err) || !transient(err) {
 			return err
@@ -287,6 +288,31 @@ func retry(ctx context.Context, f func(ctx context.Context) error) error {
 		}
 		backoff = min(2*backoff, time.Second)
 	}
+}
+
+// ErrRefused is a farm call the server refused to the connection's user:
+// its role in `farm serve --users` (or its NATS account) lacks the right.
+var ErrRefused = errors.New("the farm server refused this user the right (run or drive with --nats, and status --nats, need role coordinator; a worker needs role worker)")
+
+// refusedDuring runs f and, when it fails while the server reported a
+// permissions violation on nc, returns that instead, as ErrRefused: the
+// server answers a request it refuses with no reply, only an asynchronous
+// error on the connection, so the call itself times out as if the server
+// were slow.
+func refusedDuring(ctx context.Context, nc *nats.Conn, f func(ctx context.Context) error) error {
+	var before error
+	if nc != nil {
+		before = nc.LastError()
+	}
+	err := f(ctx)
+	if err == nil || nc == nil {
+		return err
+	}
+	// A violation reported after before was read is a new error value.
+	if last := nc.LastError(); errors.Is(last, nats.ErrPermissionViolation) && !errors.Is(last, before) {
+		return fmt.Errorf("%w: %w", ErrRefused, last)
+	}
+	return err
 }
 
 // transient errors are worth another try: timeouts and no responders while

@@ -74,8 +74,18 @@ type Status struct {
 }
 
 // ReadStatus reads the queue's counters and the workers' health; with run
-// set, results and dead letters count that run only.
+// set, results and dead letters count that run only. A read the server
+// refuses to the user ends with ErrRefused.
 func ReadStatus(ctx context.Context, js jetstream.JetStream, run string) (Status, error) {
+	var st Status
+	err := retry(ctx, js.Conn(), func(ctx context.Context) (err error) {
+		st, err = readStatus(ctx, js, run)
+		return err
+	})
+	return st, err
+}
+
+func readStatus(ctx context.Context, js jetstream.JetStream, run string) (Status, error) {
 	var st Status
 	count := func(stream, prefix string) (uint64, error) {
 		s, err := js.Stream(ctx, stream)

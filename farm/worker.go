@@ -246,7 +246,7 @@ func (w *Worker) publish(ctx context.Context, subject string, v any, firstWins b
 	if firstWins {
 		opts = append(opts, jetstream.WithExpectLastSequencePerSubject(0))
 	}
-	err = retry(context.WithoutCancel(ctx), func(ctx context.Context) error {
+	err = retry(context.WithoutCancel(ctx), w.q.js.Conn(), func(ctx context.Context) error {
 		_, err := w.q.js.Publish(ctx, subject, data, opts...)
 		return err
 	})
