@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -297,5 +298,32 @@ func TestRefusedCallsSayWhy(t *testing.T) {
 	// A worker's own calls still work on the connection that was refused.
 	if _, err := Open(ctx, wjs); err != nil {
 		t.Errorf("the worker opening the queue after a refusal: %v", err)
+	}
+}
+
+// A users list with a wrong entry is refused at start, naming the user and
+// the field.
+func TestUsersWithAWrongEntryAreRefused(t *testing.T) {
+	dir := t.TempDir()
+	pub, _ := userKey(t, dir, "worker")
+	for _, tc := range []struct {
+		users []User
+		want  string
+	}{
+		{[]User{{Nkey: pub, Role: "worker"}, {Nkey: "UBLK", Role: "worker"}}, `farm user 2: field nkey: "UBLK" is not a public user NKey`},
+		{[]User{{Nkey: pub, Role: "boss"}}, `farm user 1: field role: "boss": want worker or coordinator`},
+	} {
+		srv, err := StartServer(context.Background(), ServerConfig{StoreDir: filepath.Join(dir, "store"), Listen: "127.0.0.1:-1", Users: tc.users})
+		if err == nil {
+			srv.Shutdown()
+			t.Errorf("users %+v: the server started", tc.users)
+			continue
+		}
+		if !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("users %+v: got %v, want %q", tc.users, err, tc.want)
+		}
+	}
+	if err := (User{Nkey: pub, Role: "coordinator"}).Check(); err != nil {
+		t.Errorf("a coordinator with a user key: %v", err)
 	}
 }

@@ -48,6 +48,17 @@ type User struct {
 	Role string
 }
 
+// Check says what is wrong with u, naming the field.
+func (u User) Check() error {
+	if !nkeys.IsValidPublicUserKey(u.Nkey) {
+		return fmt.Errorf("field nkey: %q is not a public user NKey (U...)", u.Nkey)
+	}
+	if _, err := permissions(u.Role); err != nil {
+		return fmt.Errorf("field role: %w", err)
+	}
+	return nil
+}
+
 // Server is a running embedded NATS server.
 type Server struct {
 	ns *server.Server
@@ -113,11 +124,11 @@ func StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 		own = kp
 		cfg.Users = append(cfg.Users[:len(cfg.Users):len(cfg.Users)], User{Nkey: pub, Role: "coordinator"})
 	}
-	for _, u := range cfg.Users {
-		perms, err := permissions(u.Role)
-		if err != nil {
-			return nil, err
+	for i, u := range cfg.Users {
+		if err := u.Check(); err != nil {
+			return nil, fmt.Errorf("farm user %d: %w", i+1, err)
 		}
+		perms, _ := permissions(u.Role)
 		opts.Nkeys = append(opts.Nkeys, &server.NkeyUser{Nkey: u.Nkey, Permissions: perms})
 	}
 	ns, err := server.NewServer(opts)
@@ -233,7 +244,7 @@ func permissions(role string) (*server.Permissions, error) {
 			Subscribe: &server.SubjectPermission{Allow: []string{"_INBOX.>", "dfarm.>", "$KV.>"}},
 		}, nil
 	}
-	return nil, fmt.Errorf("farm user role %q: want worker or coordinator", role)
+	return nil, fmt.Errorf("%q: want worker or coordinator", role)
 }
 
 // JetStream wraps a connection in the JetStream API.

@@ -150,8 +150,8 @@ func (a *app) farmServe(ctx context.Context) error {
 			return fmt.Errorf("%s: %w", path, err)
 		}
 		for i, u := range cfg.Users {
-			if !nkeys.IsValidPublicUserKey(u.Nkey) {
-				return fmt.Errorf("%s: user %d: field nkey: %q is not a public user NKey (U...)", path, i+1, u.Nkey)
+			if err := u.Check(); err != nil {
+				return fmt.Errorf("%s: user %d: %w", path, i+1, err)
 			}
 		}
 	}
