@@ -40,11 +40,15 @@ type RunStatus struct {
 // mid-write) is ignored, as the drive stage ignores it.
 func ReadRunStatus(out string) (RunStatus, error) {
 	st := RunStatus{Failures: map[string]int{}, Sessions: map[string]int{}}
+	if _, err := os.Stat(out); err != nil {
+		return st, fmt.Errorf("read the run folder: %w", err)
+	}
 	var n int
 	err := eachLine(filepath.Join(out, ConfigsFile), func([]byte) error { n++; return nil })
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return st, err
 	}
+	noConfigs := err != nil
 	st.Total = n
 	var first, last time.Time
 	err = eachLine(filepath.Join(out, DialoguesFile), func(line []byte) error {
@@ -78,6 +82,9 @@ func ReadRunStatus(out string) (RunStatus, error) {
 	})
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return st, err
+	}
+	if err != nil && noConfigs {
+		return st, fmt.Errorf("%s is not a run folder: it has neither %s nor %s", out, ConfigsFile, DialoguesFile)
 	}
 	err = eachLine(filepath.Join(out, AttemptsFile), func([]byte) error { st.Retried++; return nil })
 	if err != nil && !errors.Is(err, os.ErrNotExist) {

@@ -47,4 +47,11 @@ func TestReadRunStatus(t *testing.T) {
 	if _, err := ReadRunStatus(dir); err == nil || !strings.Contains(err.Error(), "dialogues.jsonl:1") {
 		t.Errorf("bad line: %v", err)
 	}
+	// A folder that is missing, or holds no run, is named as such.
+	if _, err := ReadRunStatus(filepath.Join(dir, "nope")); err == nil || !strings.Contains(err.Error(), "nope") {
+		t.Errorf("missing folder: %v", err)
+	}
+	if _, err := ReadRunStatus(t.TempDir()); err == nil || !strings.Contains(err.Error(), "is not a run folder") {
+		t.Errorf("empty folder: %v", err)
+	}
 }
