@@ -167,3 +167,45 @@ func (st Status) Text(now time.Time) string {
 	}
 	return b.String()
 }
+
+// idleJobs is how many of run's jobs wait while no worker has reported its
+// health in the last three reporting periods (0 while one has).
+func (q *Queue) idleJobs(ctx context.Context, run string, now time.Time) (uint64, error) {
+	st, err := ReadStatus(ctx, q.js, run)
+	if err != nil {
+		return 0, err
+	}
+	for _, h := range st.Workers {
+		if now.Sub(h.Updated) < 3*healthEvery {
+			return 0, nil
+		}
+	}
+	return st.Queued, nil
+}
+
+// WatchWorkers warns through log, every period until ctx ends, while jobs of
+// run wait and no worker reports: a run that leaves the driving to remote
+// workers (run --nats --sessions 0) would otherwise wait in silence. A
+// period of 0 watches nothing.
+func (q *Queue) WatchWorkers(ctx context.Context, run string, every time.Duration, log *zap.Logger) {
+	if every <= 0 {
+		return
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			n, err := q.idleJobs(ctx, run, now)
+			switch {
+			case err != nil && ctx.Err() == nil:
+				log.Warn("read the farm's workers", zap.String("run", run), zap.Error(err))
+			case n > 0:
+				log.Warn("no worker is pulling jobs: start `dialogfarm worker --nats URL` on a machine that can drive them",
+					zap.String("run", run), zap.Uint64("jobs_waiting", n))
+			}
+		}
+	}
+}

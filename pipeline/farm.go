@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"go.uber.org/zap"
@@ -42,11 +43,14 @@ type FarmConfig struct {
 	Auto bool
 	// Metrics, when set, counts this process's dialogues.
 	Metrics *farm.Metrics
+	// WatchEvery is how often a run that does not drive (Local false)
+	// warns while its jobs wait and no worker reports; 0: never.
+	WatchEvery time.Duration
 }
 
 // DefaultFarmConfig embeds the farm and drives locally, 3 attempts.
 func DefaultFarmConfig() FarmConfig {
-	return FarmConfig{Queue: farm.DefaultQueueConfig(), Attempts: 3, Local: true}
+	return FarmConfig{Queue: farm.DefaultQueueConfig(), Attempts: 3, Local: true, WatchEvery: 30 * time.Second}
 }
 
 // Farm files in the run folder.
@@ -190,6 +194,8 @@ func driveFarm(ctx context.Context, cfg DriveConfig, configs []dialog.ChatConfig
 		}
 		defer stop()
 		g.Go(func() error { return w.Run(wctx) })
+	} else {
+		g.Go(func() error { q.WatchWorkers(wctx, run, fc.WatchEvery, log); return nil })
 	}
 	var prog farm.Progress
 	g.Go(func() error {
