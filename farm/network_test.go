@@ -46,9 +46,11 @@ func userKey(tb testing.TB, dir, name string) (string, string) {
 	return pub, path
 }
 
-// A worker joining over the network with a worker's NKey takes part in a
-// run, and cannot enqueue jobs of its own.
-func TestRemoteWorkerWithLeastPrivilege(t *testing.T) {
+// serveWithRoles starts a farm server on loopback that lets in one worker
+// and one coordinator, and returns it with their NKey seed files; the
+// server stops with the test.
+func serveWithRoles(t *testing.T) (srv *Server, workerSeed, coordSeed string) {
+	t.Helper()
 	dir := t.TempDir()
 	workerPub, workerSeed := userKey(t, dir, "worker")
 	coordPub, coordSeed := userKey(t, dir, "coordinator")
@@ -57,7 +59,14 @@ func TestRemoteWorkerWithLeastPrivilege(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer srv.Shutdown()
+	t.Cleanup(srv.Shutdown)
+	return srv, workerSeed, coordSeed
+}
+
+// A worker joining over the network with a worker's NKey takes part in a
+// run, and cannot enqueue jobs of its own.
+func TestRemoteWorkerWithLeastPrivilege(t *testing.T) {
+	srv, workerSeed, coordSeed := serveWithRoles(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	if _, err := Dial(ctx, ClientConfig{URL: srv.ClientURL()}); err == nil {
@@ -257,15 +266,7 @@ func TestServerWithUsersConnectsInProcess(t *testing.T) {
 // run, or to read the farm's status) ends with the refusal, named as such,
 // instead of being retried as a slow server until the caller gives up.
 func TestRefusedCallsSayWhy(t *testing.T) {
-	dir := t.TempDir()
-	workerPub, workerSeed := userKey(t, dir, "worker")
-	coordPub, coordSeed := userKey(t, dir, "coordinator")
-	srv, err := StartServer(context.Background(), ServerConfig{StoreDir: filepath.Join(dir, "store"), Listen: "127.0.0.1:-1",
-		Users: []User{{Nkey: workerPub, Role: "worker"}, {Nkey: coordPub, Role: "coordinator"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Shutdown()
+	srv, workerSeed, coordSeed := serveWithRoles(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	coord, err := Dial(ctx, ClientConfig{URL: srv.ClientURL(), NkeySeed: coordSeed})
