@@ -300,12 +300,9 @@ var ErrRefused = errors.New("the farm server refused this user the right (run or
 // error on the connection, so the call itself times out as if the server
 // were slow.
 func refusedDuring(ctx context.Context, nc *nats.Conn, f func(ctx context.Context) error) error {
-	var before error
-	if nc != nil {
-		before = nc.LastError()
-	}
+	before := nc.LastError()
 	err := f(ctx)
-	if err == nil || nc == nil {
+	if err == nil {
 		return err
 	}
 	// A violation reported after before was read is a new error value.
