@@ -7,10 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"time"
-
-	"go.uber.org/zap"
-	"golang.org/x/sync/errgroup"
 
 	"dialogfarm/internal/runfiles"
 )
@@ -97,6 +93,11 @@ type browser interface {
 	// StartupDone reports whether Chromium has ended its start-up (see
 	// endStartup).
 	StartupDone(ctx context.Context) (bool, error)
+	// OpenApart opens url in a window of a browser context of its own
+	// (no cookies or storage shared), which Chromium gives a renderer
+	// process of its own whatever the limit on them, and returns the
+	// function that closes the window and its context.
+	OpenApart(ctx context.Context, url string) (closeIt func(), err error)
 	// PID is the browser's main process id.
 	PID() int
 	// Version is the browser's product string, e.g. "Chrome/156.0.8078.108".
@@ -154,120 +155,6 @@ type mouseEvent struct {
 	// Modifiers are the modifier keys held (the key events' bits: 8 Shift).
 	Modifiers int
 }
-
-// launchBrowser starts Chromium with the configured backend (go-rod when
-// none is set).
-func launchBrowser(ctx context.Context, cfg BrowserConfig, log *zap.Logger) (browser, error) {
-	var b browser
-	switch cfg.Backend {
-	case BackendRod, "":
-		rb, err := LaunchRod(ctx, cfg, log)
-		if err != nil {
-			return nil, err
-		}
-		b = rb
-	case BackendChromedp:
-		cb, err := launchChromedp(ctx, cfg, log)
-		if err != nil {
-			return nil, err
-		}
-		b = cb
-	default:
-		_, err := ParseBackend(string(cfg.Backend))
-		return nil, fmt.Errorf("launch chromium: %w", err)
-	}
-	if err := endStartup(ctx, b, log); err != nil {
-		b.Close()
-		return nil, err
-	}
-	return b, nil
-}
-
-// startEditorAndBrowser starts code-server and Chromium side by side:
-// Chromium's start-up (endStartup) takes about 2 s whatever the load,
-// code-server about as long. On an error neither is left running. Not
-// errgroup.WithContext: both outlive this call, and that context ends when
-// Wait returns.
-func startEditorAndBrowser(ctx context.Context, ecfg EditorConfig, bcfg BrowserConfig, log *zap.Logger) (*Editor, browser, error) {
-	var (
-		g  errgroup.Group
-		ed *Editor
-		br browser
-	)
-	g.Go(func() (err error) { ed, err = StartEditor(ctx, ecfg, log); return err })
-	g.Go(func() (err error) { br, err = launchBrowser(ctx, bcfg, log); return err })
-	if err := g.Wait(); err != nil {
-		if ed != nil {
-			ed.Stop()
-		}
-		if br != nil {
-			br.Close()
-		}
-		return nil, nil, err
-	}
-	return ed, br, nil
-}
-
-// endStartup opens a blank window and waits until Chromium's start-up has
-// ended. Until then Chromium holds back its after-start-up tasks, and
-// service worker register and update jobs are such tasks: every webview
-// waits for one before it shows anything. Start-up ends once a visible page
-// has loaded and then idled, and the blank window is that page, as long as
-// nothing else keeps its renderer busy; but the windows share renderer
-// processes (BrowserConfig.RendererProcesses), so a workbench loading
-// meanwhile kept the blank page busy too, and start-up ended only when
-// every window had loaded and idled. editorbench, 4 sims, 2 s model,
-// without this wait: in about a third of the runs the four windows' first
-// chat views waited 9-25 s for their webviews, all released in the same
-// millisecond as Chromium's deferred start-up tasks (a Chromium trace:
-// ServiceWorkerContainerHost::Register completed 11.4 s after the call,
-// right after after_startup_task_utils' MaybeSignalStartupComplete). The
-// blank window stays open (an idle renderer) so that a relaunched browser
-// gets one too.
-func endStartup(ctx context.Context, b browser, log *zap.Logger) error {
-	p, err := b.NewWindow(ctx)
-	if err != nil {
-		return fmt.Errorf("open the start-up window: %w", err)
-	}
-	if err := p.Navigate(ctx, "data:text/html,"); err != nil {
-		return fmt.Errorf("load the start-up window: %w", err)
-	}
-	start := time.Now()
-	wctx, cancel := context.WithTimeout(ctx, startupWait)
-	defer cancel()
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		done, err := b.StartupDone(wctx)
-		switch {
-		case err == nil && done:
-			log.Debug("chromium start-up ended", zap.Duration("after", time.Since(start)))
-			return nil
-		case ctx.Err() != nil:
-			return fmt.Errorf("wait for chromium's start-up to end: %w", ctx.Err())
-		case wctx.Err() != nil:
-			// Chromium ends it itself after 3 minutes at the latest;
-			// the windows work meanwhile, their webviews only later.
-			log.Warn("chromium's start-up has not ended; webviews may wait for their service worker", zap.Duration("waited", startupWait))
-			return nil
-		case err != nil:
-			return fmt.Errorf("wait for chromium's start-up to end: %w", err)
-		}
-		select {
-		case <-tick.C:
-		case <-wctx.Done():
-		}
-	}
-}
-
-// startupWait bounds endStartup's wait: a blank page ends Chromium's
-// start-up within a second or two of loading on an idle machine.
-const startupWait = 20 * time.Second
-
-// startupHistogram is the histogram Chromium records when its start-up
-// ends (with the reason: a visible page loaded and idled, or its 3-minute
-// fail-safe).
-const startupHistogram = "Startup.BrowserStartupCompleteReason"
 
 // prepareLaunch checks the browser binary and makes what every backend
 // launches it with: the profile folder and the allow-listed environment.

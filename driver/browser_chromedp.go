@@ -133,6 +133,28 @@ func (b *cdpBrowser) StartupDone(ctx context.Context) (bool, error) {
 	return len(res.Histograms) > 0, nil
 }
 
+// OpenApart opens url in a window of a browser context of its own (see
+// browser).
+func (b *cdpBrowser) OpenApart(ctx context.Context, url string) (func(), error) {
+	br := chromedp.FromContext(b.ctx).Browser
+	bc, err := cdp.Call(ctx, br, target.CreateBrowserContext, target.CreateBrowserContextParams{})
+	if err != nil {
+		return nil, fmt.Errorf("create a browser context: %w", err)
+	}
+	closeIt := func() {
+		ctx, cancel := context.WithTimeout(b.ctx, closeApartWait)
+		defer cancel()
+		_, _ = cdp.Call(ctx, br, target.DisposeBrowserContext, target.DisposeBrowserContextParams{BrowserContextID: bc.BrowserContextID})
+	}
+	newWindow := true
+	if _, err := cdp.Call(ctx, br, target.CreateTarget, target.CreateTargetParams{URL: url, NewWindow: &newWindow,
+		Width: int64(b.cfg.Width), Height: int64(b.cfg.Height), BrowserContextID: bc.BrowserContextID}); err != nil {
+		closeIt()
+		return nil, fmt.Errorf("open a window in its own browser context: %w", err)
+	}
+	return closeIt, nil
+}
+
 // PID is the browser's main process id.
 func (b *cdpBrowser) PID() int { return b.pid }
 

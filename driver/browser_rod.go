@@ -128,6 +128,25 @@ func (b *RodBrowser) StartupDone(ctx context.Context) (bool, error) {
 	return len(res.Histograms) > 0, nil
 }
 
+// OpenApart opens url in a window of a browser context of its own (see
+// browser).
+func (b *RodBrowser) OpenApart(ctx context.Context, url string) (func(), error) {
+	br := b.rod.Context(ctx)
+	bc, err := proto.TargetCreateBrowserContext{}.Call(br)
+	if err != nil {
+		return nil, fmt.Errorf("create a browser context: %w", err)
+	}
+	closeIt := func() {
+		_ = proto.TargetDisposeBrowserContext{BrowserContextID: bc.BrowserContextID}.Call(b.rod.Timeout(closeApartWait))
+	}
+	w, h := b.cfg.Width, b.cfg.Height
+	if _, err := (proto.TargetCreateTarget{URL: url, NewWindow: true, Width: &w, Height: &h, BrowserContextID: bc.BrowserContextID}).Call(br); err != nil {
+		closeIt()
+		return nil, fmt.Errorf("open a window in its own browser context: %w", err)
+	}
+	return closeIt, nil
+}
+
 // PID is the browser's main process id.
 func (b *RodBrowser) PID() int { return b.launcher.PID() }
 

@@ -57,9 +57,61 @@ func TestBackends(t *testing.T) {
 	}
 }
 
+// TestStartupEndsWhileWindowsAreBusy launches Chromium with each backend
+// and keeps the window's renderer busy at once: Chromium's start-up still
+// ends (endStartup's page idles in a renderer of its own), before the
+// window is free again. The windows share one renderer process here, as
+// they do on a 2-core machine.
+func TestStartupEndsWhileWindowsAreBusy(t *testing.T) {
+	for _, backend := range []Backend{BackendRod, BackendChromedp} {
+		t.Run(string(backend), func(t *testing.T) {
+			t.Parallel()
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			cfg := DefaultBrowserConfig()
+			cfg.Backend, cfg.Dir, cfg.RendererProcesses = backend, t.TempDir(), 1
+			br, err := launchBrowser(ctx, cfg, zaptest.NewLogger(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer br.Close()
+			p, err := br.NewWindow(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer p.Close()
+			if _, err := p.Eval(ctx, `() => { setTimeout(() => {
+				const end = Date.now() + 8000;
+				while (Date.now() < end);
+				window.freeAt = Date.now();
+			}, 0); }`); err != nil {
+				t.Fatal(err)
+			}
+			if err := br.startup.wait(ctx); err != nil {
+				t.Fatal(err)
+			}
+			ended := time.Now()
+			if done, err := br.StartupDone(ctx); err != nil || !done {
+				t.Fatalf("Chromium's start-up ended: %v (%v), want true", done, err)
+			}
+			raw, err := p.Eval(ctx, `() => window.freeAt`)
+			if err != nil {
+				t.Fatal(err)
+			}
+			free, err := strconv.ParseInt(string(raw), 10, 64)
+			if err != nil {
+				t.Fatalf("the window's busy spell: %s: %v", raw, err)
+			}
+			if freeAt := time.UnixMilli(free); !ended.Before(freeAt) {
+				t.Errorf("Chromium's start-up ended at %s, after the busy window was free again (%s)", ended.Format("15:04:05.000"), freeAt.Format("15:04:05.000"))
+			}
+		})
+	}
+}
+
 // testWindow launches Chromium with the backend and opens one 800x600
 // window; both close when the test ends.
-func testWindow(ctx context.Context, t *testing.T, backend Backend) (browser, page) {
+func testWindow(ctx context.Context, t *testing.T, backend Backend) (*chromium, page) {
 	t.Helper()
 	cfg := DefaultBrowserConfig()
 	cfg.Backend, cfg.Dir, cfg.Width, cfg.Height = backend, t.TempDir(), 800, 600
@@ -83,10 +135,13 @@ func driveTestPage(t *testing.T, backend Backend, url string) []string {
 	if !strings.Contains(br.Version(), "Chrome/") || br.PID() <= 0 {
 		t.Errorf("version %q, pid %d", br.Version(), br.PID())
 	}
-	// Launching waits for Chromium's start-up to end, without which
+	// Launching sets about ending Chromium's start-up, without which
 	// service worker jobs (every webview waits for one) are held back.
+	if err := br.startup.wait(ctx); err != nil {
+		t.Fatal(err)
+	}
 	if done, err := br.StartupDone(ctx); err != nil || !done {
-		t.Errorf("after launch, Chromium's start-up ended: %v (%v), want true", done, err)
+		t.Errorf("Chromium's start-up ended: %v (%v), want true", done, err)
 	}
 	w := &window{page: p}
 	if err := w.navigate(ctx, url); err != nil {
@@ -231,8 +286,9 @@ func rendererCmdlines(t *testing.T, browserPID int, see func(cmdline string)) in
 }
 
 // TestWindowsShareRenderers opens three windows on one site in a browser
-// per RendererProcesses setting and counts Chromium's renderer processes:
-// a process per window without a cap, one for all three with a cap of 1.
+// per RendererProcesses setting and counts Chromium's renderer processes
+// once its start-up has ended (and the page that ended it has closed): a
+// process per window without a cap, one for all three with a cap of 1.
 // Each window reads its V8 heap limit: low-end device mode's 272 MiB, or
 // RendererHeapMiB; each renderer's command line carries jsFlags' switches
 // that turn V8's optimising compilers off, unless OptimizingJIT, and that
@@ -281,6 +337,20 @@ func TestWindowsShareRenderers(t *testing.T) {
 				}
 				if l := limit.Num(); l < wantHeap[0] || l > wantHeap[1] {
 					t.Errorf("window %d: V8 heap limit %.0f MiB, want %.0f to %.0f", i, l, wantHeap[0], wantHeap[1])
+				}
+			}
+			// endStartup's page has a renderer of its own until the
+			// start-up ends; then the page closes and its renderer goes.
+			if err := br.startup.wait(ctx); err != nil {
+				t.Fatal(err)
+			}
+			tick := time.NewTicker(50 * time.Millisecond)
+			defer tick.Stop()
+			for n := rendererCmdlines(t, br.PID(), func(string) {}); n > c.max; n = rendererCmdlines(t, br.PID(), func(string) {}) {
+				select {
+				case <-ctx.Done():
+					t.Fatalf("%d renderer processes for 3 windows with RendererProcesses %d once start-up ended, want at most %d", n, c.limit, c.max)
+				case <-tick.C:
 				}
 			}
 			// V8 runs every window's scripts without its optimising

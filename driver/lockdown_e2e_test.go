@@ -119,13 +119,13 @@ func checkLockdown(t *testing.T, ctx context.Context, r *Runner, out string) {
 	})
 
 	t.Run("a repository's automatic task does not run", func(t *testing.T) {
-		if _, isRod := r.browser.(*RodBrowser); !isRod {
+		if _, isRod := r.browser.browser.(*RodBrowser); !isRod {
 			t.Skip("code-server's task setting, the same on every backend: checked with rod")
 		}
 		checkNoAutomaticTasks(t, ctx, r, out)
 	})
 
-	rod, isRod := r.browser.(*RodBrowser)
+	rod, isRod := r.browser.browser.(*RodBrowser)
 	t.Run("DevTools listens on loopback and refuses web pages", func(t *testing.T) {
 		if !isRod {
 			t.Skip("chromedp speaks DevTools over a pipe (next subtest)")

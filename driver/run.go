@@ -120,7 +120,7 @@ type Runner struct {
 
 	mu       sync.Mutex // guards editor and browser restarts
 	editor   *Editor
-	browser  browser
+	browser  *chromium
 	loads    chan struct{} // one window loads at a time: loads saturate the CPU
 	turns    *uiTurns      // windows sharing a renderer take turns at their steps
 	sessions []*Session    // the simulators' windows, opened by Drive
@@ -254,8 +254,17 @@ func (r *Runner) NewSession(ctx context.Context, id string) (*Session, error) {
 	return &Session{
 		ID: id, win: &window{page: page}, adapters: r.cfg.Adapters, secret: r.secret(), capture: r.capture, followUps: r.followUps,
 		dir: r.cfg.Out, editorURL: r.editor.URL(), password: r.editor.Password(), timeouts: r.cfg.Timeouts, loads: r.loads, turns: r.turns,
-		log: r.log.With(zap.String("session", id)),
+		startup: r.waitStartup, log: r.log.With(zap.String("session", id)),
 	}, nil
+}
+
+// waitStartup waits for the start-up of the browser the windows are in
+// now (see endStartup): a relaunched one has its own.
+func (r *Runner) waitStartup(ctx context.Context) error {
+	r.mu.Lock()
+	s := r.browser.startup
+	r.mu.Unlock()
+	return s.wait(ctx)
 }
 
 // secret is the run's capture secret: the configured one, else the one

@@ -55,6 +55,9 @@ type Session struct {
 	turns     *uiTurns      // taken for the steps up to the first query
 	turnEnd   func()        // ends the turn this window holds, nil if none
 	use       windowUse     // since the window was opened, for Recycle
+	// startup waits for the browser's start-up to end, before the
+	// window's first steps (see endStartup); nil: nothing to wait for.
+	startup func(context.Context) error
 	// selfFocus says, per plugin, whether its chat view put the keyboard
 	// focus in its input on its own after the last reveal (absent: not
 	// seen yet); see awaitSelfFocus.
@@ -135,6 +138,23 @@ func (s *Session) open(ctx context.Context, repo string, a *adapter.Adapter) err
 		return nil
 	}
 	s.workspace = ""
+	if err := s.load(ctx, ws, a); err != nil {
+		return err
+	}
+	// Its chat view's webviews wait for the browser's start-up to end;
+	// the window loaded meanwhile (see endStartup).
+	if s.startup != nil {
+		if err := s.startup(ctx); err != nil {
+			return err
+		}
+	}
+	s.workspace = ws
+	return nil
+}
+
+// load loads the workspace file ws in the window once it is the window's
+// turn (see open), and waits for the workbench and the plugin a.
+func (s *Session) load(ctx context.Context, ws string, a *adapter.Adapter) error {
 	select {
 	case s.loads <- struct{}{}:
 		defer func() { <-s.loads }()
@@ -153,11 +173,7 @@ func (s *Session) open(ctx context.Context, repo string, a *adapter.Adapter) err
 	if err := s.win.login(ctx, s.password, s.log); err != nil {
 		return fmt.Errorf("log in to code-server: %w", err)
 	}
-	if err := s.win.waitReady(ctx, a.Extension.Ready, explorerGrace, emptyExplorerGrace, s.log); err != nil {
-		return err
-	}
-	s.workspace = ws
-	return nil
+	return s.win.waitReady(ctx, a.Extension.Ready, explorerGrace, emptyExplorerGrace, s.log)
 }
 
 // reload forgets the loaded workspace so the next config navigates afresh:
