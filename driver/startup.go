@@ -16,6 +16,13 @@ type chromium struct {
 	startup *startup
 }
 
+// Close ends the browser, and returns once endStartup's watch has ended
+// too: nothing of the browser's is left running or logging.
+func (c *chromium) Close() {
+	c.browser.Close()
+	<-c.startup.ended
+}
+
 // launchBrowser starts Chromium with the configured backend (go-rod when
 // none is set) and sets about ending its start-up (endStartup), without
 // waiting for that: windows may load meanwhile, and their webviews wait
