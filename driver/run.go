@@ -258,15 +258,6 @@ func (r *Runner) NewSession(ctx context.Context, id string) (*Session, error) {
 	}, nil
 }
 
-// waitStartup waits for the start-up of the browser the windows are in
-// now (see endStartup): a relaunched one has its own.
-func (r *Runner) waitStartup(ctx context.Context) error {
-	r.mu.Lock()
-	s := r.browser.startup
-	r.mu.Unlock()
-	return s.wait(ctx)
-}
-
 // secret is the run's capture secret: the configured one, else the one
 // the capture endpoint says it checks.
 func (r *Runner) secret() string {

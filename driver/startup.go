@@ -23,6 +23,15 @@ func (c *chromium) Close() {
 	<-c.startup.ended
 }
 
+// waitStartup waits for the start-up of the browser the windows are in
+// now (see endStartup): a relaunched one has its own.
+func (r *Runner) waitStartup(ctx context.Context) error {
+	r.mu.Lock()
+	s := r.browser.startup
+	r.mu.Unlock()
+	return s.wait(ctx)
+}
+
 // launchBrowser starts Chromium with the configured backend (go-rod when
 // none is set) and sets about ending its start-up (endStartup), without
 // waiting for that: windows may load meanwhile, and their webviews wait
