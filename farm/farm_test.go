@@ -77,9 +77,10 @@ func ids(cs []dialog.ChatConfig) []string {
 }
 
 type rig struct {
-	srv *Server
-	q   *Queue
-	nc  *nats.Conn
+	srv     *Server
+	q       *Queue
+	nc      *nats.Conn
+	metrics []*Metrics // the workers'
 }
 
 func startRig(tb testing.TB, dir string, qc QueueConfig) *rig {
@@ -138,8 +139,10 @@ func (r *rig) runWorkers(tb testing.TB, n, slots int, drv Driver, log *zap.Logge
 			tb.Fatal(err)
 		}
 		q := openQueue(ctx, tb, nc)
+		m := NewMetrics(fmt.Sprintf("w%d", i))
+		r.metrics = append(r.metrics, m)
 		w := NewWorker(WorkerConfig{ID: fmt.Sprintf("w%d", i), Slots: slots, FetchWait: 200 * time.Millisecond,
-			Backoff: []time.Duration{10 * time.Millisecond}}, q, drv, NewMetrics(fmt.Sprintf("w%d", i)), log)
+			Backoff: []time.Duration{10 * time.Millisecond}}, q, drv, m, log)
 		wg.Go(func() {
 			defer nc.Close()
 			if err := w.Run(ctx); err != nil {
@@ -214,6 +217,14 @@ func TestEveryConfigOnceWithRetries(t *testing.T) {
 	// cfg-010..013 fail once each and are retried once.
 	if len(attempts) != 6 || prog.Retried != 6 {
 		t.Errorf("%d attempts collected (progress says %d), want 6", len(attempts), prog.Retried)
+	}
+	// The workers' metrics count every attempt's outcome (cfg-003 once,
+	// cfg-005 3 times, cfg-010..013 once each failed, the rest ok) and
+	// every retry.
+	ok, failed := sumMetric(t, r.metrics, "dialogfarm_dialogues_total", "ok"), sumMetric(t, r.metrics, "dialogfarm_dialogues_total", "failed")
+	retried, timed := sumMetric(t, r.metrics, "dialogfarm_dialogues_retried_total", ""), sumMetric(t, r.metrics, "dialogfarm_dialogue_seconds", "")
+	if ok != 22 || failed != 8 || retried != 6 || timed != 30 {
+		t.Errorf("metrics: %v ok, %v failed, %v retried, %v dialogues timed; want 22, 8, 6, 30", ok, failed, retried, timed)
 	}
 	if got := recs.status["cfg-005"]; got != "failed:turn1_answer" {
 		t.Errorf("cfg-005 recorded %q", got)

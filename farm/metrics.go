@@ -21,6 +21,7 @@ type Metrics struct {
 	turn      prometheus.Histogram
 	model     prometheus.Histogram
 	ui        prometheus.Histogram
+	editors   *editorCollector
 }
 
 // NewMetrics registers the metrics, labelled with the worker's id.
@@ -46,14 +47,21 @@ func NewMetrics(worker string) *Metrics {
 			Help: "Time the capture endpoint spent getting a turn's answer.", ConstLabels: labels, Buckets: buckets}),
 		ui: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "dialogfarm_ui_overhead_seconds",
 			Help: "Dialogue wall time not spent waiting for the model.", ConstLabels: labels, Buckets: buckets}),
+		editors: newEditorCollector(labels),
 	}
-	reg.MustRegister(m.dialogues, m.retries, m.dead, m.busySims, m.dialogue, m.turn, m.model, m.ui,
+	reg.MustRegister(m.dialogues, m.retries, m.dead, m.busySims, m.dialogue, m.turn, m.model, m.ui, m.editors,
 		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
 	return m
 }
 
-// Registry is where further collectors (per-simulator CPU and RSS) go.
-func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
+// WatchEditors adds the CPU time and resident memory of the editor
+// processes pids names, driven by n simulators, to the metrics; a later
+// call replaces an earlier one (a worker that started its editor again).
+func (m *Metrics) WatchEditors(pids EditorPIDs, n int) {
+	if m != nil {
+		m.editors.watch(pids, n)
+	}
+}
 
 // Handler serves the metrics in the Prometheus text format.
 func (m *Metrics) Handler() http.Handler {

@@ -233,6 +233,7 @@ func startWorker(ctx context.Context, cfg DriveConfig, q *farm.Queue, srv *captu
 		r.Stop()
 		return nil, nil, err
 	}
+	cfg.Farm.Metrics.WatchEditors(r.PIDs, slots)
 	wc := farm.DefaultWorkerConfig()
 	wc.Slots = slots
 	if cfg.Farm.Auto {

@@ -7,12 +7,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -28,7 +30,9 @@ import (
 // code-server and Chromium) pull jobs, and `run --nats --sessions 0`
 // enqueues the configs and collects the records into its run folder. Every
 // config must have exactly one record there, both workers must have driven
-// some, and `status --nats` must show both workers healthy.
+// some, and `status --nats` must show both workers healthy. The first
+// worker serves Prometheus metrics: its dialogues and its editor's CPU and
+// memory.
 func TestFarmServeTwoWorkers(t *testing.T) {
 	root := editorRoot(t)
 	tmp := shortTempDir(t, "df-farm-")
@@ -85,19 +89,24 @@ func TestFarmServeTwoWorkers(t *testing.T) {
 	})
 	cfgPath := twoCoderConfig(t, tmp, model.URL)
 
-	// Two workers, each with its own editor and one simulator.
+	// Two workers, each with its own editor and one simulator; the
+	// first serves its metrics on a free port.
 	var workers []*exec.Cmd
-	var workerLogs []*bytes.Buffer
+	var workerLogs []*lockedBuffer
 	for i := range 2 {
-		w := exec.CommandContext(ctx, bin, "worker", "--root", root, "--config", cfgPath, "--nats", url, "--nats-nkey", workerSeed,
-			"--sessions", "1", "--out", filepath.Join(tmp, fmt.Sprintf("worker%d", i+1)))
-		var log bytes.Buffer
-		w.Stdout, w.Stderr = &log, &log
+		args := []string{"worker", "--root", root, "--config", cfgPath, "--nats", url, "--nats-nkey", workerSeed,
+			"--sessions", "1", "--out", filepath.Join(tmp, fmt.Sprintf("worker%d", i+1))}
+		if i == 0 {
+			args = append(args, "--metrics-addr", "127.0.0.1:0")
+		}
+		w := exec.CommandContext(ctx, bin, args...)
+		log := &lockedBuffer{}
+		w.Stdout, w.Stderr = log, log
 		if err := w.Start(); err != nil {
 			t.Fatal(err)
 		}
 		defer stopProcess(w)
-		workers, workerLogs = append(workers, w), append(workerLogs, &log)
+		workers, workerLogs = append(workers, w), append(workerLogs, log)
 	}
 	status := func(args ...string) string {
 		out, err := exec.CommandContext(ctx, bin, append([]string{"status", "--nats", url, "--nats-nkey", coordSeed}, args...)...).CombinedOutput()
@@ -202,6 +211,8 @@ func TestFarmServeTwoWorkers(t *testing.T) {
 	if got := len(healthy.FindAllString(st, -1)); got != 2 || okSum(st) != n {
 		t.Errorf("status --nats shows %d healthy workers with %d ok, want 2 with %d:\n%s", got, okSum(st), n, st)
 	}
+	checkWorkerMetrics(t, workerLogs[0].String(), fmt.Sprintf("-%d", workers[0].Process.Pid), perWorker)
+
 	local, err := exec.CommandContext(ctx, bin, "status", out).CombinedOutput()
 	if err != nil {
 		t.Fatalf("status %s: %v\n%s", out, err, local)
@@ -209,6 +220,81 @@ func TestFarmServeTwoWorkers(t *testing.T) {
 	if !regexp.MustCompile(`records per simulator: \S+-\d+/s1 \d+, \S+-\d+/s1 \d+\n`).Match(local) {
 		t.Errorf("status of the run folder does not count records per worker's simulator:\n%s", local)
 	}
+}
+
+// checkWorkerMetrics scrapes the metrics a worker's log says it serves:
+// one simulator, as many ok dialogues as the run's records say the worker
+// (its id ends in idSuffix) drove, and the CPU and memory of its
+// code-server and Chromium.
+func checkWorkerMetrics(t *testing.T, log, idSuffix string, perWorker map[string]int) {
+	t.Helper()
+	murl := regexp.MustCompile(`http://127\.0\.0\.1:\d+/metrics`).FindString(log)
+	if murl == "" {
+		t.Fatalf("the worker's log names no metrics address:\n%s", log)
+	}
+	resp, err := http.Get(murl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := ""
+	for k := range perWorker {
+		if strings.HasSuffix(k, idSuffix) {
+			id = k
+		}
+	}
+	value := func(series string) float64 {
+		m := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(series) + ` (\S+)$`).FindSubmatch(body)
+		if m == nil {
+			t.Errorf("no %s in the worker's metrics", series)
+			return 0
+		}
+		v, err := strconv.ParseFloat(string(m[1]), 64)
+		if err != nil {
+			t.Errorf("%s: %v", series, err)
+		}
+		return v
+	}
+	w := `worker="` + id + `"`
+	if got := value(`dialogfarm_simulators{` + w + `}`); got != 1 {
+		t.Errorf("dialogfarm_simulators %v, want 1", got)
+	}
+	if got := value(`dialogfarm_dialogues_total{status="ok",` + w + `}`); got != float64(perWorker[id]) {
+		t.Errorf("the worker's metrics count %v ok dialogues, its records %d", got, perWorker[id])
+	}
+	if got := value(`dialogfarm_editor_cpu_seconds_total{class="chromium-renderer",group="chromium",` + w + `}`); got < 1 {
+		t.Errorf("the worker's Chromium renderers used %v CPU-s", got)
+	}
+	for _, s := range []string{`{class="chromium-renderer",group="chromium",`, `{class="code-server-main",group="code-server",`} {
+		if got := value(`dialogfarm_editor_resident_memory_bytes` + s + w + `}`); got < 20<<20 {
+			t.Errorf("dialogfarm_editor_resident_memory_bytes%s: %v bytes", s, got)
+		}
+	}
+	if t.Failed() {
+		t.Logf("metrics of worker %s:\n%s", id, body)
+	}
+}
+
+// lockedBuffer is a bytes.Buffer a command writes while the test reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 // stopProcess ends a long-running command as Ctrl+C would and waits for it.

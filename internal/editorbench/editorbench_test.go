@@ -1,20 +1,19 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"dialogfarm/dialog"
 	"dialogfarm/driver"
+	"dialogfarm/internal/procstat"
 )
 
 func TestMakeConfigsCoversTheWorkload(t *testing.T) {
@@ -182,12 +181,12 @@ while time.time() < end: pass`
 	tick := time.NewTicker(5 * time.Millisecond)
 	defer tick.Stop()
 	for time.Now().Before(deadline) {
-		if _, ok := s.CPUByClass()[classForked]; ok {
+		if _, ok := s.CPUByClass()[procstat.ChromiumForked.Title()]; ok {
 			break
 		}
 		<-tick.C
 	}
-	if _, ok := s.CPUByClass()[classForked]; !ok {
+	if _, ok := s.CPUByClass()[procstat.ChromiumForked.Title()]; !ok {
 		t.Fatalf("the process was never seen as a zygote: %v", s.CPUByClass())
 	}
 	if err := os.WriteFile(ready, nil, 0o600); err != nil {
@@ -196,7 +195,7 @@ while time.time() < end: pass`
 	for time.Now().Before(deadline) {
 		byClass := s.CPUByClass()
 		if byClass["Chromium renderers"] >= 0.05 {
-			if _, ok := byClass[classForked]; ok {
+			if _, ok := byClass[procstat.ChromiumForked.Title()]; ok {
 				t.Errorf("counted in both classes: %v", byClass)
 			}
 			return
@@ -204,35 +203,6 @@ while time.time() < end: pass`
 		<-tick.C
 	}
 	t.Errorf("the process's CPU never moved to Chromium renderers: %v", s.CPUByClass())
-}
-
-// A process that shows no command line (an exited one not yet reaped, as
-// between fork and exec) is not classed for good: the sampler asks again.
-func TestProcessClassWithoutCommandLine(t *testing.T) {
-	cmd := exec.Command("/bin/true")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = cmd.Wait() }()
-	pid := cmd.Process.Pid
-	stat := "/proc/" + strconv.Itoa(pid) + "/stat"
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	for deadline := time.Now().Add(10 * time.Second); ; <-tick.C {
-		b, err := os.ReadFile(stat)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:])); len(f) > 0 && f[0] == "Z" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("/bin/true did not exit: %s", b)
-		}
-	}
-	if got := processClass(pid, true); got != classForked {
-		t.Errorf("a browser process without a command line is classed %q, want %q (asked again)", got, classForked)
-	}
 }
 
 // TestModelDelayBounds: every -model-delay the flag accepts leaves the
@@ -253,39 +223,6 @@ func TestModelDelayBounds(t *testing.T) {
 		if _, err := parseFlags([]string{"-model-delay", d}, io.Discard); err == nil || !strings.Contains(err.Error(), "-model-delay") {
 			t.Errorf("-model-delay %s: err %v, want it refused", d, err)
 		}
-	}
-}
-
-// TestParseStat reads the fields the sampler uses from a stat line whose
-// command name holds spaces and parentheses, and this process's resident
-// set from its own stat agrees with what status says.
-func TestParseStat(t *testing.T) {
-	line := "4242 (Web Content (x)) S 17 4242 4242 0 -1 4194560 100 0 0 0 250 31 0 0 20 0 22 0 900 1000000 3000 18446744073709551615 0 0 0 0 0 0 0 4096 0 0 0 0 17 1 0 0 0 0 0\n"
-	p, ok := parseStat([]byte(line))
-	want := procInfo{ppid: 17, pgrp: 4242, ticks: 281, rss: 3000 * int64(os.Getpagesize())}
-	if !ok || p != want {
-		t.Fatalf("parseStat = %+v, %v; want %+v", p, ok, want)
-	}
-	if _, ok := parseStat([]byte("4242 (short) S 17 4242")); ok {
-		t.Error("a truncated stat line was accepted")
-	}
-	data, err := os.ReadFile("/proc/self/stat")
-	if err != nil {
-		t.Skip("no /proc")
-	}
-	self, ok := parseStat(data)
-	status, err := os.ReadFile("/proc/self/status")
-	if !ok || err != nil {
-		t.Fatalf("read this process: %v %v", ok, err)
-	}
-	var kb int64
-	for line := range strings.SplitSeq(string(status), "\n") {
-		if rest, found := strings.CutPrefix(line, "VmRSS:"); found {
-			kb, _ = strconv.ParseInt(strings.Fields(rest)[0], 10, 64)
-		}
-	}
-	if diff := self.rss - kb<<10; kb == 0 || diff > 8<<20 || diff < -8<<20 {
-		t.Errorf("stat's rss %d bytes, status's VmRSS %d kB", self.rss, kb)
 	}
 }
 

@@ -1,13 +1,11 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"os"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
+
+	"dialogfarm/internal/procstat"
 )
 
 // rssSampler records the peak resident memory of code-server's process
@@ -54,49 +52,8 @@ type cpuSnapshot struct {
 // cpuSpan is a process's CPU ticks when sampling first and last saw it.
 type cpuSpan struct {
 	browser     bool
-	class       string
+	class       procstat.Class
 	first, last int64
-}
-
-// classForked is the class of Chromium's zygotes and utility processes,
-// and of a renderer sampled before it has replaced the zygote's command
-// line with its own: the sampler asks again for processes of this class.
-const classForked = "Chromium utility and zygote"
-
-// processClass names what a process of the editor or browser is, from its
-// command line, for the per-process CPU breakdown.
-func processClass(pid int, browser bool) string {
-	cmdline, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
-	c := string(bytes.ReplaceAll(cmdline, []byte{0}, []byte{' '}))
-	if browser {
-		switch {
-		case c == "":
-			// Between fork and exec, or exiting, a process shows no
-			// command line (CI caught the sampler there and counted a
-			// renderer as the browser process for good): ask again.
-			return classForked
-		case strings.Contains(c, "--type=renderer"):
-			return "Chromium renderers"
-		case strings.Contains(c, "--type=gpu-process"):
-			return "Chromium GPU process"
-		case strings.Contains(c, "--type="):
-			return classForked
-		}
-		return "Chromium browser process"
-	}
-	switch {
-	case strings.Contains(c, "tsserver"), strings.Contains(c, "typingsInstaller"):
-		return "TypeScript server"
-	case strings.Contains(c, "extensionHost"), strings.Contains(c, "--type=extensionHost"):
-		return "extension host"
-	case strings.Contains(c, "watcher"), strings.Contains(c, "fileWatcher"):
-		return "file watcher"
-	case strings.Contains(c, "jsonServerMain"), strings.Contains(c, "LanguageServer"), strings.Contains(c, "ServerMain"):
-		return "language servers (JSON, CSS, HTML, ...)"
-	case strings.Contains(c, "out/node/entry"), strings.Contains(c, "code-server.sh"):
-		return "code-server main"
-	}
-	return "code-server other"
 }
 
 // CPUByClass samples once more and returns the CPU seconds used since
@@ -107,14 +64,10 @@ func (s *rssSampler) CPUByClass() map[string]float64 {
 	defer s.mu.Unlock()
 	out := map[string]float64{}
 	for _, c := range s.cpu {
-		out[c.class] += float64(c.last-c.first) / clockTicks
+		out[c.class.Title()] += float64(c.last-c.first) / procstat.ClockTicks
 	}
 	return out
 }
-
-// clockTicks is USER_HZ, the unit of utime and stime in /proc/*/stat; it
-// is 100 on Linux builds that matter here.
-const clockTicks = 100
 
 // startRSS samples every interval until Stop; pids returns code-server's
 // pid (its process group id) and Chromium's main pid at each sample, so a
@@ -127,7 +80,7 @@ func startRSS(ctx context.Context, pids func() (editor, browser int), every time
 // its start (for processes started after the sampler).
 func startSampler(ctx context.Context, pids func() (editor, browser int), every time.Duration, fromBirth bool) *rssSampler {
 	s := &rssSampler{stop: make(chan struct{}), done: make(chan struct{}), pids: pids, cpu: map[int]*cpuSpan{}, fromBirth: fromBirth,
-		self: selfTicks(), pssEvery: max(1, int(pssPeriod/every))}
+		self: procstat.SelfTicks(), pssEvery: max(1, int(pssPeriod/every))}
 	go func() {
 		defer close(s.done)
 		t := time.NewTicker(every)
@@ -176,30 +129,28 @@ func (s *rssSampler) CPU() (editor, browser float64) {
 	defer s.mu.Unlock()
 	for _, c := range s.cpu {
 		if c.browser {
-			browser += float64(c.last-c.first) / clockTicks
+			browser += float64(c.last-c.first) / procstat.ClockTicks
 		} else {
-			editor += float64(c.last-c.first) / clockTicks
+			editor += float64(c.last-c.first) / procstat.ClockTicks
 		}
 	}
 	return editor, browser
 }
 
 func (s *rssSampler) sample(editorPID, browserPID int) {
-	procs := readProcs()
+	procs := procstat.Read()
 	var e, b int64
 	var editorPIDs, browserPIDs []int
 	if editorPID > 0 {
-		for pid, p := range procs {
-			if p.pgrp == editorPID {
-				e += p.rss
-				editorPIDs = append(editorPIDs, pid)
-			}
+		editorPIDs = procstat.Group(procs, editorPID)
+		for _, pid := range editorPIDs {
+			e += procs[pid].RSS
 		}
 	}
 	if browserPID > 0 {
-		browserPIDs = tree(procs, browserPID)
+		browserPIDs = procstat.Tree(procs, browserPID)
 		for _, pid := range browserPIDs {
-			b += procs[pid].rss
+			b += procs[pid].RSS
 		}
 	}
 	var pe, pb int64
@@ -209,10 +160,10 @@ func (s *rssSampler) sample(editorPID, browserPID int) {
 	s.mu.Unlock()
 	if n%s.pssEvery == 0 {
 		for _, pid := range editorPIDs {
-			pe += pss(pid)
+			pe += procstat.PSS(pid)
 		}
 		for _, pid := range browserPIDs {
-			pb += pss(pid)
+			pb += procstat.PSS(pid)
 		}
 	}
 	s.mu.Lock()
@@ -223,23 +174,23 @@ func (s *rssSampler) sample(editorPID, browserPID int) {
 		for _, pid := range group {
 			c, ok := s.cpu[pid]
 			if !ok {
-				c = &cpuSpan{browser: i == 1, class: processClass(pid, i == 1), first: procs[pid].ticks}
+				c = &cpuSpan{browser: i == 1, class: procstat.ClassOf(pid, i == 1), first: procs[pid].Ticks}
 				if s.fromBirth {
 					c.first = 0
 				}
 				s.cpu[pid] = c
-			} else if c.class == classForked {
+			} else if c.class == procstat.ChromiumForked {
 				// A renderer is forked from the zygote and shows
 				// the zygote's command line until it sets its own.
-				c.class = processClass(pid, i == 1)
+				c.class = procstat.ClassOf(pid, i == 1)
 			}
-			c.last = max(c.last, procs[pid].ticks)
+			c.last = max(c.last, procs[pid].Ticks)
 		}
 	}
-	snap := cpuSnapshot{at: time.Now(), self: float64(selfTicks()-s.self) / clockTicks, classes: map[string]float64{}}
+	snap := cpuSnapshot{at: time.Now(), self: float64(procstat.SelfTicks()-s.self) / procstat.ClockTicks, classes: map[string]float64{}}
 	for _, c := range s.cpu {
-		v := float64(c.last-c.first) / clockTicks
-		snap.classes[c.class] += v
+		v := float64(c.last-c.first) / procstat.ClockTicks
+		snap.classes[c.class.Title()] += v
 		if c.browser {
 			snap.browser += v
 		} else {
@@ -279,106 +230,4 @@ func (s cpuSnapshot) minus(a cpuSnapshot) cpuSnapshot {
 		d.classes[k] = max(v-a.classes[k], 0) // float sums in map order may differ in the last bits
 	}
 	return d
-}
-
-// selfTicks is this process's CPU ticks (utime + stime).
-func selfTicks() int64 {
-	data, err := os.ReadFile("/proc/self/stat")
-	if err != nil {
-		return 0
-	}
-	p, _ := parseStat(data)
-	return p.ticks
-}
-
-// procInfo is what /proc/<pid>/stat says about a process: its parent, its
-// process group, its CPU time (utime + stime) in clock ticks and its
-// resident set in bytes (the same count as status's VmRSS, without a
-// second file read per process and sample).
-type procInfo struct {
-	ppid, pgrp int
-	ticks      int64
-	rss        int64
-}
-
-// readProcs reads the stat line (parent, process group, CPU, RSS) of every
-// process in /proc; processes that exit while being read are left out.
-func readProcs() map[int]procInfo {
-	out := map[int]procInfo{}
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return out
-	}
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		data, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		if p, ok := parseStat(data); ok {
-			out[pid] = p
-		}
-	}
-	return out
-}
-
-// parseStat reads a /proc/<pid>/stat line.
-func parseStat(data []byte) (procInfo, bool) {
-	// pid (comm) state ppid pgrp ...; comm may hold spaces and parens.
-	i := bytes.LastIndexByte(data, ')')
-	if i < 0 || i+2 > len(data) {
-		return procInfo{}, false
-	}
-	// f[0] is field 3 (state): ppid is field 4, pgrp 5, utime 14, stime
-	// 15, rss (pages) 24.
-	f := strings.Fields(string(data[i+2:]))
-	if len(f) < 22 {
-		return procInfo{}, false
-	}
-	ppid, err1 := strconv.Atoi(f[1])
-	pgrp, err2 := strconv.Atoi(f[2])
-	utime, err3 := strconv.ParseInt(f[11], 10, 64)
-	stime, err4 := strconv.ParseInt(f[12], 10, 64)
-	rss, err5 := strconv.ParseInt(f[21], 10, 64)
-	if err1 != nil || err2 != nil || err3 != nil || err4 != nil || err5 != nil {
-		return procInfo{}, false
-	}
-	return procInfo{ppid: ppid, pgrp: pgrp, ticks: utime + stime, rss: rss * int64(os.Getpagesize())}, true
-}
-
-// tree returns root and all its descendants.
-func tree(procs map[int]procInfo, root int) []int {
-	children := map[int][]int{}
-	for pid, p := range procs {
-		children[p.ppid] = append(children[p.ppid], pid)
-	}
-	if _, ok := procs[root]; !ok {
-		return nil
-	}
-	out := []int{root}
-	for i := 0; i < len(out); i++ {
-		out = append(out, children[out[i]]...)
-	}
-	return out
-}
-
-// pss is the process's proportional set size in bytes, 0 if it is gone.
-func pss(pid int) int64 {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/smaps_rollup")
-	if err != nil {
-		return 0
-	}
-	for line := range strings.SplitSeq(string(data), "\n") {
-		if rest, ok := strings.CutPrefix(line, "Pss:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
-			if err != nil {
-				return 0
-			}
-			return kb << 10
-		}
-	}
-	return 0
 }
