@@ -1,15 +1,12 @@
 package farm
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"fmt"
-	"os"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
+
+	"github.com/prometheus/procfs"
 )
 
 // Usage is a reading of the machine: how busy its CPUs were since the last
@@ -112,62 +109,40 @@ func (b *Budget) tryAcquire() bool {
 // newProcReader reads /proc/stat (CPU busy since the previous call) and
 // /proc/meminfo.
 func newProcReader() func() (Usage, error) {
-	var prevBusy, prevTotal uint64
+	var prevBusy, prevTotal float64
 	return func() (Usage, error) {
 		var u Usage
-		busy, total, err := readProcStat()
+		fs, err := procfs.NewDefaultFS()
 		if err != nil {
-			return u, err
+			return u, fmt.Errorf("open /proc: %w", err)
 		}
+		st, err := fs.Stat()
+		if err != nil {
+			return u, fmt.Errorf("read /proc/stat: %w", err)
+		}
+		// Guest time is in user and nice already.
+		c := st.CPUTotal
+		total := c.User + c.Nice + c.System + c.Idle + c.Iowait + c.IRQ + c.SoftIRQ + c.Steal
+		busy := total - c.Idle - c.Iowait
 		if total > prevTotal {
-			u.CPUBusy = float64(busy-prevBusy) / float64(total-prevTotal)
+			u.CPUBusy = (busy - prevBusy) / (total - prevTotal)
 		}
 		prevBusy, prevTotal = busy, total
-		u.MemAvailable, err = readMemAvailable()
+		u.MemAvailable, err = readMemAvailable(fs)
 		return u, err
 	}
 }
 
-func readProcStat() (busy, total uint64, err error) {
-	data, err := os.ReadFile("/proc/stat")
-	if err != nil {
-		return 0, 0, fmt.Errorf("read /proc/stat: %w", err)
-	}
-	line, _, _ := bytes.Cut(data, []byte("\n"))
-	fields := strings.Fields(string(line))
-	if len(fields) < 5 || fields[0] != "cpu" {
-		return 0, 0, fmt.Errorf("/proc/stat: unexpected first line %q", line)
-	}
-	for i, f := range fields[1:] {
-		v, err := strconv.ParseUint(f, 10, 64)
-		if err != nil {
-			return 0, 0, fmt.Errorf("/proc/stat: field %d: %w", i+1, err)
-		}
-		total += v
-		if i != 3 && i != 4 { // idle and iowait
-			busy += v
-		}
-	}
-	return busy, total, nil
-}
-
-func readMemAvailable() (uint64, error) {
-	f, err := os.Open("/proc/meminfo")
+// readMemAvailable is MemAvailable from /proc/meminfo, in bytes.
+func readMemAvailable(fs procfs.FS) (uint64, error) {
+	mi, err := fs.Meminfo()
 	if err != nil {
 		return 0, fmt.Errorf("read /proc/meminfo: %w", err)
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "MemAvailable:"); ok {
-			kb, err := strconv.ParseUint(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-			if err != nil {
-				return 0, fmt.Errorf("/proc/meminfo MemAvailable: %w", err)
-			}
-			return kb << 10, nil
-		}
+	if mi.MemAvailableBytes == nil {
+		return 0, fmt.Errorf("/proc/meminfo: no MemAvailable line")
 	}
-	return 0, fmt.Errorf("/proc/meminfo: no MemAvailable line")
+	return *mi.MemAvailableBytes, nil
 }
 
 // The memory a simulator takes, for AutoSessions: the first one brings
@@ -185,7 +160,11 @@ const (
 // `--sessions auto`: two per core, as many as available memory holds (see
 // firstSimulatorMemory), at least 1 and at most 8.
 func AutoSessions(cores int) int {
-	mem, err := readMemAvailable()
+	fs, err := procfs.NewDefaultFS()
+	var mem uint64
+	if err == nil {
+		mem, err = readMemAvailable(fs)
+	}
 	if err != nil {
 		return autoSessions(cores, 0, false)
 	}

@@ -2,8 +2,10 @@ package farm
 
 import (
 	"context"
+	"runtime"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -117,5 +119,32 @@ func TestAutoSessions(t *testing.T) {
 		if got := autoSessions(c.cores, c.mem, c.known); got != c.want {
 			t.Errorf("autoSessions(%d cores, %d MiB, known %v) = %d, want %d", c.cores, c.mem>>20, c.known, got, c.want)
 		}
+	}
+}
+
+// The budget's reader of this machine: a core kept busy between two
+// readings shows as busy CPU, and the available memory lies between the
+// free memory (halved: other processes allocate meanwhile) and all of it.
+func TestProcReaderReadsThisMachine(t *testing.T) {
+	read := newProcReader()
+	if _, err := read(); err != nil {
+		t.Fatal(err)
+	}
+	for end := time.Now().Add(300 * time.Millisecond); time.Now().Before(end); {
+	}
+	u, err := read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.CPUBusy < 0.5/float64(runtime.NumCPU()) || u.CPUBusy > 1 {
+		t.Errorf("CPU busy %.2f with one of %d cores kept busy", u.CPUBusy, runtime.NumCPU())
+	}
+	var si syscall.Sysinfo_t
+	if err := syscall.Sysinfo(&si); err != nil {
+		t.Fatal(err)
+	}
+	// MemAvailable counts the free memory and what can be reclaimed.
+	if free, total := si.Freeram*uint64(si.Unit), si.Totalram*uint64(si.Unit); u.MemAvailable < free/2 || u.MemAvailable > total {
+		t.Errorf("%d bytes available, %d free of %d", u.MemAvailable, free, total)
 	}
 }
