@@ -95,7 +95,7 @@ func (c *editorCollector) Collect(ch chan<- prometheus.Metric) {
 		name    string
 		pids    []int
 		browser bool
-	}{{"code-server", groupOf(procs, editor), false}, {"chromium", treeOf(procs, browser), true}} {
+	}{{"code-server", procstat.Group(procs, editor), false}, {"chromium", procstat.Tree(procs, browser), true}} {
 		for _, pid := range g.pids {
 			p := procs[pid]
 			k := procKey{pid, p.Start}
@@ -136,20 +136,4 @@ func (c *editorCollector) Collect(ch chan<- prometheus.Metric) {
 	for gc, b := range rss {
 		ch <- prometheus.MustNewConstMetric(c.rss, prometheus.GaugeValue, float64(b), gc.group, string(gc.class))
 	}
-}
-
-// groupOf is process group pgid's processes, none for 0.
-func groupOf(procs map[int]procstat.Proc, pgid int) []int {
-	if pgid <= 0 {
-		return nil
-	}
-	return procstat.Group(procs, pgid)
-}
-
-// treeOf is root's process tree, none for 0.
-func treeOf(procs map[int]procstat.Proc, root int) []int {
-	if root <= 0 {
-		return nil
-	}
-	return procstat.Tree(procs, root)
 }

@@ -2,6 +2,7 @@ package farm
 
 import (
 	"bufio"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -11,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"dialogfarm/internal/procstat"
 )
 
 // sumMetric adds up, over ms, the counters or histogram sample counts named
@@ -70,30 +73,78 @@ func scrape(tb testing.TB, url string) map[string]float64 {
 	return out
 }
 
+// busyScript keeps a core busy for 30 s at most, without forking (bash
+// counts SECONDS).
+const busyScript = "while [ $SECONDS -lt 30 ]; do :; done"
+
+// startBusyGroup starts a busy process in a process group of its own, a
+// stand-in code-server, and ends it when the test ends.
+func startBusyGroup(t *testing.T) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command("/bin/bash", "-c", busyScript)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	return cmd
+}
+
+// A worker's health reports its editor's CPU, in cores since its last
+// report, and its memory; status shows them.
+func TestHealthReportsTheEditor(t *testing.T) {
+	editor := startBusyGroup(t)
+	w := &Worker{cfg: WorkerConfig{Editors: func() (int, int) { return editor.Process.Pid, 0 }}}
+	usage := w.editorUsage()
+	start := time.Now()
+	if cores, rss := usage(start); cores != 0 || rss < 100<<10 {
+		t.Fatalf("first reading: %.2f cores, %d bytes", cores, rss)
+	}
+	// Wait until the busy process has used half a CPU-second more.
+	pid := editor.Process.Pid
+	first := procstat.Read()[pid].Ticks
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for deadline := start.Add(10 * time.Second); procstat.Read()[pid].Ticks < first+procstat.ClockTicks/2; <-tick.C {
+		if time.Now().After(deadline) {
+			t.Fatal("the busy process used no CPU")
+		}
+	}
+	now := time.Now()
+	// Over the time between the readings it used at least those half
+	// CPU-seconds, and at most one core (a loaded machine gives it less).
+	cores, rss := usage(now)
+	if used := cores * now.Sub(start).Seconds(); used < 0.45 || cores > 1.2 || rss < 100<<10 {
+		t.Errorf("a busy process: %.2f cores (%.2f CPU-s in %s), %d bytes", cores, used, now.Sub(start), rss)
+	}
+	h := Health{Worker: "w1", Host: "h", Slots: 2, Started: start, Updated: now, EditorCores: cores, EditorRSS: 300 << 20}
+	if got := (Status{Workers: []Health{h}}).Text(now); !strings.Contains(got, fmt.Sprintf("; editor %.2f cores, 300 MiB\n", cores)) {
+		t.Errorf("status:\n%s", got)
+	}
+	if cores, rss := (&Worker{}).editorUsage()(now); cores != 0 || rss != 0 {
+		t.Errorf("a worker with no editor reports %.2f cores, %d bytes", cores, rss)
+	}
+}
+
 // The editor metrics follow the processes a worker's simulators run in:
 // a stand-in code-server (a process group with a busy process) and a
 // stand-in Chromium (a process whose busy child says --type=renderer).
 // Their CPU and memory show by group and class; the renderer's CPU stays
 // counted once it has exited.
 func TestEditorMetrics(t *testing.T) {
-	// Busy for 30 s at most, without forking (bash counts SECONDS).
-	busy := "while [ $SECONDS -lt 30 ]; do :; done"
-	editor := exec.Command("/bin/bash", "-c", busy)
-	editor.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	editor := startBusyGroup(t)
 	// The renderer's --type comes from the environment, so that only the
 	// child's command line shows it.
 	browser := exec.Command("/bin/sh", "-c", `/bin/bash -c "$BUSY" bash "$TYPE" & echo $! ; wait`)
-	browser.Env = append(os.Environ(), "BUSY="+busy, "TYPE=--type=renderer")
+	browser.Env = append(os.Environ(), "BUSY="+busyScript, "TYPE=--type=renderer")
 	out, err := browser.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range []*exec.Cmd{editor, browser} {
-		if err := c.Start(); err != nil {
-			t.Fatal(err)
-		}
-		defer func() { _ = c.Process.Kill(); _ = c.Wait() }()
+	if err := browser.Start(); err != nil {
+		t.Fatal(err)
 	}
+	defer func() { _ = browser.Process.Kill(); _ = browser.Wait() }()
 	line, err := bufio.NewReader(out).ReadString('\n')
 	if err != nil {
 		t.Fatal(err)

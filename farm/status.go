@@ -11,6 +11,8 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap"
+
+	"dialogfarm/internal/procstat"
 )
 
 // Health is what a worker last said about itself.
@@ -24,6 +26,12 @@ type Health struct {
 	Retried int       `json:"retried"`
 	Started time.Time `json:"started"`
 	Updated time.Time `json:"updated"`
+	// EditorCores is the CPU the worker's editor (its code-server and
+	// Chromium) used between the worker's last two reports, in cores;
+	// EditorRSS is their resident memory, in bytes. Both are 0 for a
+	// worker with no editor to report on.
+	EditorCores float64 `json:"editor_cores,omitempty"`
+	EditorRSS   int64   `json:"editor_rss_bytes,omitempty"`
 }
 
 // healthEvery is how often a worker refreshes its health entry.
@@ -38,11 +46,13 @@ func (w *Worker) reportHealth(ctx context.Context) {
 		return
 	}
 	key := token(w.cfg.ID)
+	usage := w.editorUsage()
 	put := func(ctx context.Context) {
 		w.mu.Lock()
 		h := w.health
 		w.mu.Unlock()
 		h.Updated = time.Now().UTC()
+		h.EditorCores, h.EditorRSS = usage(h.Updated)
 		data, _ := json.Marshal(h)
 		if _, err := kv.Put(ctx, key, data); err != nil {
 			w.log.Debug("put worker health", zap.Error(err))
@@ -60,6 +70,26 @@ func (w *Worker) reportHealth(ctx context.Context) {
 			return
 		case <-t.C:
 		}
+	}
+}
+
+// editorUsage returns what reads the worker's editor: the CPU it used since
+// the previous reading, in cores (0 at the first), and its resident memory.
+func (w *Worker) editorUsage() func(now time.Time) (cores float64, rss int64) {
+	var last int64
+	var at time.Time
+	return func(now time.Time) (float64, int64) {
+		if w.cfg.Editors == nil {
+			return 0, 0
+		}
+		editor, browser := w.cfg.Editors()
+		ticks, rss := procstat.Usage(procstat.Read(), editor, browser)
+		var cores float64
+		if !at.IsZero() && ticks > last {
+			cores = float64(ticks-last) / procstat.ClockTicks / now.Sub(at).Seconds()
+		}
+		last, at = ticks, now
+		return cores, rss
 	}
 }
 
@@ -162,8 +192,12 @@ func (st Status) Text(now time.Time) string {
 		if age := now.Sub(h.Updated); age > 3*healthEvery {
 			state = fmt.Sprintf("silent for %s", age.Round(time.Second))
 		}
-		fmt.Fprintf(&b, "worker %s on %s: %s, %d/%d simulators busy, %d ok, %d failed, %d retried, up %s\n",
+		fmt.Fprintf(&b, "worker %s on %s: %s, %d/%d simulators busy, %d ok, %d failed, %d retried, up %s",
 			h.Worker, h.Host, state, h.Busy, h.Slots, h.Done, h.Failed, h.Retried, now.Sub(h.Started).Round(time.Second))
+		if h.EditorRSS > 0 {
+			fmt.Fprintf(&b, "; editor %.2f cores, %d MiB", h.EditorCores, h.EditorRSS>>20)
+		}
+		b.WriteByte('\n')
 	}
 	return b.String()
 }

@@ -51,6 +51,9 @@ type WorkerConfig struct {
 	// Budget, when set, admits each dialogue by the machine's CPU and
 	// memory (--sessions auto); nil admits every slot at once.
 	Budget *Budget
+	// Editors, when set, names the editor the simulators run in, whose
+	// CPU and memory the worker's health reports.
+	Editors EditorPIDs
 }
 
 // DefaultWorkerConfig is one slot named after the host and process.

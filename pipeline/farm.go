@@ -235,7 +235,7 @@ func startWorker(ctx context.Context, cfg DriveConfig, q *farm.Queue, srv *captu
 	}
 	cfg.Farm.Metrics.WatchEditors(r.PIDs, slots)
 	wc := farm.DefaultWorkerConfig()
-	wc.Slots = slots
+	wc.Slots, wc.Editors = slots, r.PIDs
 	if cfg.Farm.Auto {
 		wc.Budget = farm.NewBudget(slots)
 	}

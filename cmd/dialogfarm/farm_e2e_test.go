@@ -211,6 +211,17 @@ func TestFarmServeTwoWorkers(t *testing.T) {
 	if got := len(healthy.FindAllString(st, -1)); got != 2 || okSum(st) != n {
 		t.Errorf("status --nats shows %d healthy workers with %d ok, want 2 with %d:\n%s", got, okSum(st), n, st)
 	}
+	// Each worker reports its editor's CPU and memory (a code-server and
+	// a Chromium take hundreds of MiB).
+	editors := regexp.MustCompile(`(?m)^worker .*; editor \d+\.\d\d cores, (\d+) MiB$`).FindAllStringSubmatch(st, -1)
+	for _, m := range editors {
+		if mib, _ := strconv.Atoi(m[1]); mib < 200 {
+			t.Errorf("a worker's editor takes %d MiB:\n%s", mib, st)
+		}
+	}
+	if len(editors) != 2 {
+		t.Errorf("status --nats shows the editors of %d workers, want 2:\n%s", len(editors), st)
+	}
 	checkWorkerMetrics(t, workerLogs[0].String(), fmt.Sprintf("-%d", workers[0].Process.Pid), perWorker)
 
 	local, err := exec.CommandContext(ctx, bin, "status", out).CombinedOutput()

@@ -60,9 +60,9 @@ func SelfTicks() int64 {
 }
 
 // Tree returns root and all its descendants among procs (none when root
-// is not there).
+// is not there, or 0).
 func Tree(procs map[int]Proc, root int) []int {
-	if _, ok := procs[root]; !ok {
+	if _, ok := procs[root]; !ok || root <= 0 {
 		return nil
 	}
 	children := map[int][]int{}
@@ -76,8 +76,12 @@ func Tree(procs map[int]Proc, root int) []int {
 	return out
 }
 
-// Group returns the processes of process group pgid among procs.
+// Group returns the processes of process group pgid among procs (none for
+// 0, the kernel's threads' group).
 func Group(procs map[int]Proc, pgid int) []int {
+	if pgid <= 0 {
+		return nil
+	}
 	var out []int
 	for pid, p := range procs {
 		if p.PGrp == pgid {
@@ -85,6 +89,17 @@ func Group(procs map[int]Proc, pgid int) []int {
 		}
 	}
 	return out
+}
+
+// Usage is the CPU time in clock ticks and the resident memory in bytes of
+// process group pgid and of root's process tree together (an editor and
+// its browser), as of procs.
+func Usage(procs map[int]Proc, pgid, root int) (ticks, rss int64) {
+	for _, pid := range append(Group(procs, pgid), Tree(procs, root)...) {
+		ticks += procs[pid].Ticks
+		rss += procs[pid].RSS
+	}
+	return ticks, rss
 }
 
 // PSS is the process's proportional set size in bytes (a page shared by n

@@ -102,9 +102,14 @@ func TestGroupAndTree(t *testing.T) {
 	}
 }
 
-// Tree of a process that is not there is empty.
+// Tree of a process that is not there, or of 0, is empty, and so is
+// group 0 (the kernel's threads).
 func TestTreeOfNoProcess(t *testing.T) {
-	if got := Tree(map[int]Proc{1: {}}, 2); got != nil {
+	procs := map[int]Proc{1: {}, 2: {PGrp: 0}}
+	if got := Tree(procs, 3); got != nil {
 		t.Errorf("Tree = %v", got)
+	}
+	if got, rest := Group(procs, 0), Tree(procs, 0); got != nil || rest != nil {
+		t.Errorf("Group(0) = %v, Tree(0) = %v", got, rest)
 	}
 }
