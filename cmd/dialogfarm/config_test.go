@@ -249,3 +249,39 @@ func TestBrowserJITFlag(t *testing.T) {
 		})
 	}
 }
+
+// TestCredsAlias: --creds, the name the farm's design gives the NATS
+// credentials file, stands for --nats-creds on every command with farm
+// flags and on status.
+func TestCredsAlias(t *testing.T) {
+	for _, args := range [][]string{
+		{"worker", "--nats", "nats://127.0.0.1:4222", "--creds", "/keys/w.creds"},
+		{"run", "--creds", "/keys/w.creds"},
+		{"drive", "--nats-creds", "/keys/w.creds"},
+		{"status", "--nats", "nats://127.0.0.1:4222", "--creds", "/keys/w.creds"},
+	} {
+		t.Run(args[0]+" "+args[len(args)-2], func(t *testing.T) {
+			a := &app{v: viper.New(), stdout: &bytes.Buffer{}, stderr: &bytes.Buffer{}}
+			cmd, rest, err := newRoot(a).Find(args)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.ParseFlags(rest); err != nil {
+				t.Fatal(err)
+			}
+			if err := a.init(cmd); err != nil {
+				t.Fatal(err)
+			}
+			if got := a.v.GetString("nats-creds"); got != "/keys/w.creds" {
+				t.Errorf("nats-creds %q", got)
+			}
+			if args[0] == "status" {
+				return
+			}
+			fc, err := a.farmConfig()
+			if err != nil || fc.NATS.Creds != "/keys/w.creds" {
+				t.Errorf("farm config %+v, %v", fc.NATS, err)
+			}
+		})
+	}
+}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/nats-io/nkeys"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"go.uber.org/zap"
 	"gopkg.in/yaml.v3"
 
@@ -26,14 +27,24 @@ import (
 // addFarmFlags adds the flags that say where the drive queue lives.
 func addFarmFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
+	f.SetNormalizeFunc(natsAliases)
 	f.Int("attempts", 3, "how often a failing dialogue is driven (a timed-out step under load is retried on a fresh window)")
 	f.String("nats", "", "address of a shared farm (dialogfarm farm serve or a NATS cluster with JetStream), e.g. tls://farm.example:4222; empty: embedded in this process")
-	f.String("nats-creds", "", "NATS credentials file (JWT + NKey seed) for --nats")
+	f.String("nats-creds", "", "NATS credentials file (JWT + NKey seed) for --nats (--creds says the same)")
 	f.String("nats-nkey", "", "file holding a NATS user NKey seed for --nats (see dialogfarm farm nkey)")
 	f.String("nats-ca", "", "CA certificate that signed the farm server's TLS certificate")
 	f.String("nats-cert", "", "client TLS certificate for --nats (when the server requires one)")
 	f.String("nats-key", "", "client TLS key for --nats-cert")
 	f.String("metrics-addr", "", "serve Prometheus metrics on this address (e.g. 127.0.0.1:9464); empty: none")
+}
+
+// natsAliases lets --creds stand for --nats-creds: the name the farm's
+// design gives it (`dialogfarm worker --nats URL --creds FILE`).
+func natsAliases(_ *pflag.FlagSet, name string) pflag.NormalizedName {
+	if name == "creds" {
+		name = "nats-creds"
+	}
+	return pflag.NormalizedName(name)
 }
 
 // farmConfig reads the flags addFarmFlags added.
