@@ -56,8 +56,11 @@ func TestChaos(t *testing.T) {
 	var rngMu sync.Mutex
 	roll := func() float64 { rngMu.Lock(); defer rngMu.Unlock(); return rng.Float64() }
 
+	// Enough configs that the kills fall while the run is in progress: a
+	// lifetime records about 20 of them.
+	kills := chaosKills(t)
 	dir := t.TempDir()
-	cs := configs(60)
+	cs := configs(40 * kills)
 	recs := newMemRecords()
 	var hangs atomic.Bool // simulators hang only while kills are coming
 	hangs.Store(true)
@@ -103,10 +106,17 @@ func TestChaos(t *testing.T) {
 		r.stop() // the server goes with the process
 		return err == nil
 	}
-	kills := chaosKills(t)
+	midRun := 0
 	for i := range kills {
 		lifetime(time.Duration(30+roll()*150) * time.Millisecond)
-		t.Logf("kill %d: %d configs recorded", i+1, recs.count())
+		n := recs.count()
+		if n < len(cs) {
+			midRun++
+		}
+		t.Logf("kill %d: %d of %d configs recorded", i+1, n, len(cs))
+	}
+	if midRun < (kills+1)/2 {
+		t.Errorf("only %d of %d kills fell before the run was done", midRun, kills)
 	}
 	hangs.Store(false)
 	finished := lifetime(60 * time.Second)
