@@ -87,11 +87,18 @@ func (q *Queue) Collect(ctx context.Context, cfg CollectConfig, log *zap.Logger)
 		}
 	}()
 	for _, src := range sources {
+		// The ack wait is how long messages a killed collector held stay
+		// pending before the resumed run's collector gets them again,
+		// and the end of that run waits for them (the last attempts):
+		// with 30 s, a resumed run stalled up to 30 s after its last
+		// record. A message is acknowledged as soon as it is handled
+		// (a record appended), so 5 s is ample; one handled twice is
+		// dropped by remaining (results, dead letters).
 		var cons jetstream.Consumer
 		err := retry(ctx, q.js.Conn(), func(ctx context.Context) (err error) {
 			cons, err = q.js.CreateOrUpdateConsumer(ctx, src.stream, jetstream.ConsumerConfig{
 				Durable: "collect_" + run + "_" + src.kind, AckPolicy: jetstream.AckExplicitPolicy,
-				FilterSubjects: src.filters, AckWait: 30 * time.Second, InactiveThreshold: 7 * 24 * time.Hour,
+				FilterSubjects: src.filters, AckWait: 5 * time.Second, InactiveThreshold: 7 * 24 * time.Hour,
 			})
 			return err
 		})

@@ -2,6 +2,7 @@ package farm
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net"
@@ -218,5 +219,56 @@ func TestCollectorPullsAgainAfterNoHeartbeat(t *testing.T) {
 	}
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		t.Error("the test ran out of time")
+	}
+}
+
+// A collector that dies while it holds an attempt it has not acknowledged
+// (its process killed) leaves the message pending with the server; the
+// collector of the resumed run gets it again soon enough to finish well
+// within its deadline (with the collector's ack wait at 30 s, it waited
+// the 30 s out after its last record: the end of a resumed run stalled).
+func TestCollectAfterACollectorDied(t *testing.T) {
+	r := startRig(t, t.TempDir(), DefaultQueueConfig())
+	ctx := context.Background()
+	c := configs(2)[1]
+	publish := func(subject string, v any) {
+		t.Helper()
+		data, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.q.js.Publish(ctx, subject, data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	failed := okDialogue(c)
+	failed.Status, failed.Error = dialog.StatusFailed, "upstream 429"
+	publish(attemptSubject("r1", c.ID), Attempt{Run: "r1", Attempt: 1, Dialogue: failed})
+
+	// The first collector takes the attempt and never returns from
+	// handling it: its process dies there.
+	holding := make(chan struct{})
+	dead, kill := context.WithCancel(ctx)
+	var first sync.WaitGroup
+	first.Go(func() {
+		_, _ = r.q.Collect(dead, CollectConfig{Run: "r1", Want: []string{c.ID}, Records: newMemRecords(),
+			Attempts: func(any) error { close(holding); <-dead.Done(); return dead.Err() }}, zap.NewNop())
+	})
+	<-holding
+	kill()
+	first.Wait()
+
+	publish(resultSubject("r1", c.ID), Result{Run: "r1", Attempt: 2, Dialogue: okDialogue(c)})
+	recs := newMemRecords()
+	var attempts []Attempt
+	cctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	prog, err := r.q.Collect(cctx, CollectConfig{Run: "r1", Want: []string{c.ID}, Records: recs,
+		Attempts: func(v any) error { attempts = append(attempts, v.(Attempt)); return nil }}, zap.NewNop())
+	if err != nil {
+		t.Fatalf("the resumed collector: %v (progress %+v)", err, prog)
+	}
+	if recs.appends[c.ID] != 1 || len(attempts) != 1 || attempts[0].Dialogue.Error != "upstream 429" {
+		t.Errorf("records %v, attempts %+v", recs.appends, attempts)
 	}
 }
