@@ -206,6 +206,24 @@ func TestFlagTypesAgree(t *testing.T) {
 	}
 }
 
+// parsedApp is the app as the command args names sees it once its flags,
+// environment and config file are read (a.init), without running it.
+func parsedApp(t *testing.T, args []string) *app {
+	t.Helper()
+	a := &app{v: viper.New(), stdout: &bytes.Buffer{}, stderr: &bytes.Buffer{}}
+	cmd, rest, err := newRoot(a).Find(args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.ParseFlags(rest); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.init(cmd); err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
 // TestBrowserJITFlag reads --browser-jit as the commands do (a.init:
 // flag, environment, config file) and checks the browser config the driver
 // gets: V8's optimising compilers off unless it is set.
@@ -232,17 +250,7 @@ func TestBrowserJITFlag(t *testing.T) {
 			if c.env != "" {
 				t.Setenv("DIALOGFARM_BROWSER_JIT", c.env)
 			}
-			a := &app{v: viper.New(), stdout: &bytes.Buffer{}, stderr: &bytes.Buffer{}}
-			cmd, rest, err := newRoot(a).Find(c.args)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := cmd.ParseFlags(rest); err != nil {
-				t.Fatal(err)
-			}
-			if err := a.init(cmd); err != nil {
-				t.Fatal(err)
-			}
+			a := parsedApp(t, c.args)
 			if got := a.browserConfig().OptimizingJIT; got != c.want {
 				t.Errorf("OptimizingJIT %v, want %v", got, c.want)
 			}
@@ -261,17 +269,7 @@ func TestCredsAlias(t *testing.T) {
 		{"status", "--nats", "nats://127.0.0.1:4222", "--creds", "/keys/w.creds"},
 	} {
 		t.Run(args[0]+" "+args[len(args)-2], func(t *testing.T) {
-			a := &app{v: viper.New(), stdout: &bytes.Buffer{}, stderr: &bytes.Buffer{}}
-			cmd, rest, err := newRoot(a).Find(args)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := cmd.ParseFlags(rest); err != nil {
-				t.Fatal(err)
-			}
-			if err := a.init(cmd); err != nil {
-				t.Fatal(err)
-			}
+			a := parsedApp(t, args)
 			if got := a.v.GetString("nats-creds"); got != "/keys/w.creds" {
 				t.Errorf("nats-creds %q", got)
 			}
