@@ -110,11 +110,11 @@ func (b *Budget) tryAcquire() bool {
 // /proc/meminfo.
 func newProcReader() func() (Usage, error) {
 	var prevBusy, prevTotal float64
+	fs, fsErr := procfs.NewDefaultFS()
 	return func() (Usage, error) {
 		var u Usage
-		fs, err := procfs.NewDefaultFS()
-		if err != nil {
-			return u, fmt.Errorf("open /proc: %w", err)
+		if fsErr != nil {
+			return u, fmt.Errorf("open /proc: %w", fsErr)
 		}
 		st, err := fs.Stat()
 		if err != nil {
