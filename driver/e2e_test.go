@@ -226,10 +226,6 @@ func endToEnd(t *testing.T, backend Backend) {
 		}
 		t.Logf("port scans by extension host: %v; other processes started: %q", scans, group)
 	})
-	t.Run("the workbench's WebSockets are not compressed", func(t *testing.T) {
-		editorOnly(t)
-		checkNoWebSocketCompression(t, ctx, r, out)
-	})
 	t.Run("only the built-in extensions an adapter needs are loaded", func(t *testing.T) {
 		editorOnly(t)
 		checkBuiltinsSkipped(t, filepath.Join(out, "editor", "user-data", "logs"))

@@ -275,11 +275,6 @@ func editorArgs(cfg EditorConfig, dirs editorPaths, addr string) []string {
 		"--disable-proxy",
 		"--disable-file-downloads",
 		"--disable-file-uploads",
-		// The workbench and its extension host talk to code-server over
-		// WebSockets on loopback, where permessage-deflate only costs CPU
-		// at both ends: without it, a dialogue's editor CPU fell from
-		// 0.70-0.72 to 0.59 s at 4 simulators (editorbench, steady).
-		"--vscode-option", "disable-websocket-compression",
 		"--user-data-dir", dirs.userData,
 		"--extensions-dir", cfg.ExtensionsDir,
 	}

@@ -27,22 +27,6 @@ var fakeKeys = map[string]string{
 	"DIALOGFARM_E2E_MEMBER_TOKEN": "hf_e2eFakeMemberToken0123456789ABCDEF",
 }
 
-// sessionCookie is the cookie code-server's login page sets: the hash in
-// its 0600 config file in run folder out.
-func sessionCookie(t *testing.T, out string) string {
-	t.Helper()
-	conf, err := os.ReadFile(filepath.Join(out, "editor", "code-server.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, hash, _ := strings.Cut(string(conf), "hashed-password: ")
-	hash, err = strconv.Unquote(strings.TrimSpace(hash))
-	if err != nil || hash == "" {
-		t.Fatalf("no hashed-password in code-server.yaml: %v", err)
-	}
-	return "code-server-session=" + hash
-}
-
 func setFakeKeys(t *testing.T) {
 	for k, v := range fakeKeys {
 		t.Setenv(k, v)
@@ -83,9 +67,15 @@ func checkLockdown(t *testing.T, ctx context.Context, r *Runner, out string) {
 				t.Errorf("GET %s with cookie %q: %d, Location %q, body %.200q", folder, cookie, status, loc, body)
 			}
 		}
-		// The positive control: the cookie the login page would set opens
-		// the workbench.
-		if status, loc, _ := get(folder, sessionCookie(t, out)); status != http.StatusOK {
+		// The positive control: the cookie the login page would set (the
+		// hash in code-server's 0600 config file) opens the workbench.
+		conf, err := os.ReadFile(filepath.Join(out, "editor", "code-server.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, hash, _ := strings.Cut(string(conf), "hashed-password: ")
+		hash, _ = strconv.Unquote(strings.TrimSpace(hash))
+		if status, loc, _ := get(folder, "code-server-session="+hash); status != http.StatusOK {
 			t.Errorf("GET %s with the session cookie: %d, Location %q", folder, status, loc)
 		}
 		status, _, body := get("/login", "")
