@@ -82,11 +82,11 @@ func ClassOf(pid int, browser bool) Class {
 	switch {
 	case strings.Contains(c, "tsserver"), strings.Contains(c, "typingsInstaller"):
 		return TypeScriptServer
-	case strings.Contains(c, "extensionHost"), strings.Contains(c, "--type=extensionHost"):
+	case strings.Contains(c, "extensionHost"):
 		return ExtensionHost
 	case strings.Contains(c, "watcher"), strings.Contains(c, "fileWatcher"):
 		return FileWatcher
-	case strings.Contains(c, "jsonServerMain"), strings.Contains(c, "LanguageServer"), strings.Contains(c, "ServerMain"):
+	case strings.Contains(c, "LanguageServer"), strings.Contains(c, "ServerMain"):
 		return LanguageServers
 	case strings.Contains(c, "out/node/entry"), strings.Contains(c, "code-server.sh"):
 		return CodeServerMain
