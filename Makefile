@@ -17,9 +17,11 @@ build:
 	$(GO) build -buildvcs=auto -o $(BIN) ./cmd/dialogfarm
 
 # The whole suite: Go packages (unit tests and the end-to-end test with the
-# real code-server and Chromium) and the plugin's own node tests.
+# real code-server and Chromium), the reference plugin's node tests and
+# those of the third test plugin (Heron).
 test: setup lint
 	$(NODE) --test plugin/test/
+	$(NODE) --test internal/testdata/heron/test/
 	$(GOTEST) ./...
 
 lint:
