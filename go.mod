@@ -32,6 +32,7 @@ require (
 	github.com/tree-sitter/tree-sitter-python v0.23.6
 	github.com/tree-sitter/tree-sitter-typescript v0.23.2
 	github.com/ysmood/gson v0.7.3
+	github.com/yuin/goldmark v1.8.7
 	github.com/zricethezav/gitleaks/v8 v8.30.1
 	go.uber.org/zap v1.28.0
 	golang.org/x/crypto v0.58.0

@@ -18,8 +18,8 @@ import (
 // grunt and jake detection runs the repository's build files), no git (a
 // repository's .git/config can name commands git runs), no debug or
 // auto-attach, no extension recommendations, installs or updates, no PHP
-// validator. Workspace trust stays disabled so the plugin runs; see the
-// README's "Locked-down editor and endpoints" for what that leaves open.
+// validator. Workspace trust stays disabled so the plugin runs; see
+// docs/security.md, "Locked-down editor and endpoints", for what that leaves open.
 func DefaultEditorSettings() map[string]any {
 	return map[string]any{
 		"task.allowAutomaticTasks":                     "off",

@@ -1,6 +1,6 @@
 // Package tasks turns a repository's own tests into execution-verified
 // coding tasks, the way the SWE-Flow paper (arXiv 2506.09003) proposes, but
-// without the defects of its public code (see README, "Test-derived tasks").
+// without the defects of its public code (see docs/tasks.md).
 //
 // The stage runs in four verbs:
 //

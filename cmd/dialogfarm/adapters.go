@@ -21,7 +21,7 @@ func adaptersCmd(a *app) *cobra.Command {
 		Use:   "adapters",
 		Short: "Write, check and explore plugin adapter files",
 		Long: `An adapter file tells dialogfarm how to drive one VS Code Q&A plugin (see
-"Driving your own plugin" in the README). list shows the bundled adapters,
+"Driving your own plugin" in docs/adapters.md). list shows the bundled adapters,
 validate checks one (schema, then live in the editor), probe explores a plugin
 that has no adapter yet.`,
 	}

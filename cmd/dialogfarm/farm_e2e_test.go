@@ -23,7 +23,7 @@ import (
 	"dialogfarm/internal/llmtest"
 )
 
-// TestFarmServeTwoWorkers runs a farm of many machines on one, as README's
+// TestFarmServeTwoWorkers runs a farm of many machines on one, as docs/farm.md's
 // "Many machines" section says: `farm nkey` makes a worker's and a
 // coordinator's key, `farm serve --users` holds the queue on a loopback
 // address, two `worker --sessions 1` processes (each with its own
@@ -40,7 +40,7 @@ func TestFarmServeTwoWorkers(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 
-	// Keys and users, as README's many-machines section makes them.
+	// Keys and users, as docs/farm.md's many-machines section makes them.
 	pubKey := func(name string) (seed, pub string) {
 		seed = filepath.Join(tmp, "keys", name+".nk")
 		out, err := exec.Command(bin, "farm", "nkey", "--seed-file", seed).CombinedOutput()

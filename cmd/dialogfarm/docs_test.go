@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -14,16 +15,20 @@ import (
 	"github.com/spf13/viper"
 )
 
-// The README's flag tables are generated from the commands' flags: each
-// sits between "<!-- flags: PATH -->" and "<!-- end flags -->". This test
-// fails when a table differs from the code (a flag missing, a default or
-// a meaning changed); `go test ./cmd/dialogfarm -run TestREADMEFlags
-// -update` rewrites the tables, and adds a missing one at the end of the
-// command's README section.
+// The flag tables of docs/commands.md are generated from the commands'
+// flags: each sits between "<!-- flags: PATH -->" and "<!-- end flags -->".
+// TestDocsFlags fails when a table differs from the code (a flag missing, a
+// default or a meaning changed) or when a table sits in another Markdown
+// file of the tree; `go test ./cmd/dialogfarm -run TestDocsFlags -update`
+// rewrites the tables, and adds a missing one at the end of the command's
+// section of docs/commands.md.
 
-const readmePath = "../../README.md"
+const (
+	repoRoot     = "../.."
+	commandsPath = repoRoot + "/docs/commands.md"
+)
 
-var update = flag.Bool("update", false, "rewrite the README's generated flag tables")
+var update = flag.Bool("update", false, "rewrite the generated flag tables of docs/commands.md")
 
 // flagTable renders fs as a Markdown table, in definition order.
 func flagTable(fs *pflag.FlagSet) string {
@@ -94,15 +99,18 @@ func commandTable(root *cobra.Command) string {
 
 var blockRE = regexp.MustCompile(`(?s)<!-- flags: ([a-z -]+) -->\n(.*?)<!-- end flags -->\n`)
 
-func TestREADMEFlags(t *testing.T) {
-	data, err := os.ReadFile(readmePath)
+func TestDocsFlags(t *testing.T) {
+	data, err := os.ReadFile(commandsPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	readme := string(data)
+	doc := string(data)
 	paths, want := flagBlocks()
 	have := map[string]string{}
-	for _, m := range blockRE.FindAllStringSubmatch(readme, -1) {
+	for _, m := range blockRE.FindAllStringSubmatch(doc, -1) {
+		if _, dup := have[m[1]]; dup {
+			t.Errorf("%s has two flag tables for %q", commandsPath, m[1])
+		}
 		have[m[1]] = m[2]
 	}
 	var missing []string
@@ -112,21 +120,33 @@ func TestREADMEFlags(t *testing.T) {
 		case !ok:
 			missing = append(missing, path)
 		case got != want[path]:
-			t.Errorf("README flag table of %q differs from the code (run go test ./cmd/dialogfarm -run TestREADMEFlags -update):\n got:\n%s\nwant:\n%s", path, got, want[path])
+			t.Errorf("%s: flag table of %q differs from the code (run go test ./cmd/dialogfarm -run TestDocsFlags -update):\n got:\n%s\nwant:\n%s", commandsPath, path, got, want[path])
 		}
 	}
 	for path := range have {
 		if _, ok := want[path]; !ok {
-			t.Errorf("README has a flag table for %q, which is no command", path)
+			t.Errorf("%s has a flag table for %q, which is no command", commandsPath, path)
+		}
+	}
+	for _, f := range markdownFiles(t) {
+		if f == "docs/commands.md" {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(repoRoot, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m := blockRE.FindStringSubmatch(string(data)); m != nil {
+			t.Errorf("%s has a generated flag table (%q): they live in docs/commands.md only, where TestDocsFlags keeps them in step; link there instead", f, m[1])
 		}
 	}
 	if !*update {
 		if len(missing) > 0 {
-			t.Errorf("README has no flag table for %v (run go test ./cmd/dialogfarm -run TestREADMEFlags -update)", missing)
+			t.Errorf("%s has no flag table for %v (run go test ./cmd/dialogfarm -run TestDocsFlags -update)", commandsPath, missing)
 		}
 		return
 	}
-	readme = blockRE.ReplaceAllStringFunc(readme, func(block string) string {
+	doc = blockRE.ReplaceAllStringFunc(doc, func(block string) string {
 		path := blockRE.FindStringSubmatch(block)[1]
 		if w, ok := want[path]; ok {
 			return "<!-- flags: " + path + " -->\n" + w + "<!-- end flags -->\n"
@@ -134,103 +154,61 @@ func TestREADMEFlags(t *testing.T) {
 		return ""
 	})
 	for _, path := range missing {
-		var ok bool
-		if readme, ok = insertBlock(readme, path, want[path]); !ok {
-			t.Errorf("README has no section for %q to put its flag table in", path)
-		}
+		doc = insertBlock(doc, path, want[path])
 	}
-	if err := os.WriteFile(readmePath, []byte(readme), 0o644); err != nil {
+	if err := os.WriteFile(commandsPath, []byte(doc), 0o644); err != nil {
 		t.Fatal(err)
 	}
 }
 
-// sectionOf names the README section of commands whose heading does not
-// name them.
-var sectionOf = map[string]string{"pipeline": "Pipelines as DAGs", "mcp": "(MCP)"}
-
-// insertBlock puts path's table into the README section of its command
-// (the heading naming `dialogfarm PATH`, else its parent command's): in
-// place of the section's first hand-written flag table, else at the end of
-// the section under a caption.
-func insertBlock(readme, path, table string) (string, bool) {
+// insertBlock puts path's table into docs/commands.md: at the end of the
+// section of its command (the heading "## `dialogfarm PATH`", else its
+// parent command's; "## Global flags" for the global flags), under a
+// caption; a command with no section gets one at the end of the file.
+func insertBlock(doc, path, table string) string {
 	block := "<!-- flags: " + path + " -->\n" + table + "<!-- end flags -->\n"
-	lines := strings.SplitAfter(readme, "\n")
-	heading := func(cmd string) int {
-		for i, l := range lines { // the command's own heading first
-			if strings.TrimSpace(l) == "### `dialogfarm "+cmd+"`" {
-				return i
-			}
+	if path == "commands" { // the command list goes after the synopsis
+		before, after, ok := strings.Cut(doc, "\n## ")
+		if !ok {
+			return doc + "\n" + block
 		}
+		return before + "\n" + block + "\n## " + after
+	}
+	lines := strings.SplitAfter(doc, "\n")
+	heading := func(title string) int {
 		for i, l := range lines {
-			if strings.HasPrefix(l, "#") && (strings.Contains(l, "`dialogfarm "+cmd+"`") ||
-				(sectionOf[cmd] != "" && strings.Contains(l, sectionOf[cmd]))) {
+			if strings.TrimSpace(l) == title {
 				return i
 			}
 		}
 		return -1
 	}
-	start, caption := heading(path), false
-	if path == "commands" {
-		for i, l := range lines {
-			if strings.HasPrefix(l, "| command | does |") {
-				j := i
-				for j < len(lines) && strings.HasPrefix(lines[j], "|") {
-					j++
-				}
-				return strings.Join(lines[:i], "") + block + strings.Join(lines[j:], ""), true
-			}
-		}
-		return readme, false
-	}
-	if path == "global" {
-		start = heading("drive") - 1 // the Commands section, before the first command
-		for start > 0 && !strings.HasPrefix(lines[start], "## ") {
-			start--
-		}
-		caption = true
-	}
-	if start < 0 {
+	title := "`dialogfarm " + path + "` flags:"
+	start := heading("## `dialogfarm " + path + "`")
+	switch {
+	case path == "global":
+		start, title = heading("## Global flags"), "Global flags (every command):"
+	case start < 0:
 		parent, _, _ := strings.Cut(path, " ")
-		start, caption = heading(parent), true
+		start = heading("## `dialogfarm " + parent + "`")
 	}
 	if start < 0 {
-		return readme, false
+		return strings.TrimRight(doc, "\n") + "\n\n## `dialogfarm " + path + "`\n\n" + block
 	}
-	end := start + 1
-	inFence := false
+	end, inFence := start+1, false
 	for ; end < len(lines); end++ {
 		if strings.HasPrefix(lines[end], "```") {
 			inFence = !inFence
 		}
-		if !inFence && strings.HasPrefix(lines[end], "#") && path != "global" {
-			break
-		}
-		if path == "global" && strings.HasPrefix(lines[end], "### ") {
+		if !inFence && strings.HasPrefix(lines[end], "## ") {
 			break
 		}
 	}
-	if !caption {
-		for i := start + 1; i < end; i++ {
-			if strings.HasPrefix(lines[i], "| flag | default | meaning |") {
-				j := i
-				for j < end && strings.HasPrefix(lines[j], "|") {
-					j++
-				}
-				out := strings.Join(lines[:i], "") + block + strings.Join(lines[j:], "")
-				return out, true
-			}
-		}
-	}
-	title := "`dialogfarm " + path + "` flags:"
-	if path == "global" {
-		title = "Global flags (every command):"
-	}
-	ins := title + "\n\n" + block + "\n"
 	out := strings.Join(lines[:end], "")
 	if !strings.HasSuffix(out, "\n\n") {
 		out += "\n"
 	}
-	return out + ins + strings.Join(lines[end:], ""), true
+	return out + title + "\n\n" + block + "\n" + strings.Join(lines[end:], "")
 }
 
 // TestFlagTableRendering checks the table format on a small flag set.
