@@ -14,6 +14,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"dialogfarm/internal/runfiles"
 	"dialogfarm/profiles"
 )
 
@@ -239,12 +240,12 @@ func WriteFit(profilePath string, fit *Fit) error {
 		}
 		notes[dim][""] = how
 	}
-	if err := profiles.WriteFileAtomic(profilePath, profiles.Marshal(fit.Profile, header, notes)); err != nil {
+	if err := runfiles.WriteAtomic(profilePath, profiles.Marshal(fit.Profile, header, notes)); err != nil {
 		return err
 	}
 	data, err := json.MarshalIndent(c, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode counts: %w", err)
 	}
-	return profiles.WriteFileAtomic(CountsPath(profilePath), append(data, '\n'))
+	return runfiles.WriteAtomic(CountsPath(profilePath), append(data, '\n'))
 }

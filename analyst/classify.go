@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"dialogfarm/dialog"
+	"dialogfarm/internal/runfiles"
 	"dialogfarm/profiles"
 )
 
@@ -219,7 +220,7 @@ func (c *LLMClassifier) save() error {
 	if err != nil {
 		return fmt.Errorf("encode classifier cache: %w", err)
 	}
-	if err := profiles.WriteFileAtomic(c.cfg.CachePath, data); err != nil {
+	if err := runfiles.WriteAtomic(c.cfg.CachePath, data); err != nil {
 		return fmt.Errorf("save classifier cache: %w", err)
 	}
 	c.dirty = false

@@ -1,9 +1,9 @@
 package analyst
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"dialogfarm/internal/jsonl"
 
 	"gopkg.in/yaml.v3"
 )
@@ -113,18 +115,26 @@ type BadLine struct {
 	Reason string `json:"reason"`
 }
 
-// ReadLogs reads JSONL interaction logs. Lines that are not JSON objects or
-// lack a session or query are returned as bad lines, never dropped silently;
-// blank lines are skipped.
+// ReadLogs reads JSONL interaction logs. Lines that are not JSON objects,
+// lack a session or query, or are over jsonl.MaxLine bytes are returned as
+// bad lines, never dropped silently; blank lines are skipped.
 func ReadLogs(r io.Reader, m Mapping) ([]Record, []BadLine, error) {
 	var recs []Record
 	var bad []BadLine
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64*1024), 16<<20)
-	line := 0
-	for sc.Scan() {
-		line++
-		raw := bytes.TrimSpace(sc.Bytes())
+	lr := jsonl.NewReader(r)
+	for line := 1; ; line++ {
+		l, err := lr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return recs, bad, fmt.Errorf("read logs line %d: %w", line, err)
+		}
+		if l.TooLong {
+			bad = append(bad, BadLine{Line: line, Reason: lr.TooLong(l).Error()})
+			continue
+		}
+		raw := bytes.TrimSpace(l.Data)
 		if len(raw) == 0 {
 			continue
 		}
@@ -142,9 +152,6 @@ func ReadLogs(r io.Reader, m Mapping) ([]Record, []BadLine, error) {
 		}
 		rec.Line = line
 		recs = append(recs, rec)
-	}
-	if err := sc.Err(); err != nil {
-		return recs, bad, fmt.Errorf("read logs line %d: %w", line+1, err)
 	}
 	return recs, bad, nil
 }

@@ -1,7 +1,6 @@
 package analyst
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +12,7 @@ import (
 	"text/tabwriter"
 
 	"dialogfarm/dialog"
+	"dialogfarm/internal/jsonl"
 	"dialogfarm/profiles"
 )
 
@@ -277,42 +277,13 @@ func (r *Report) WriteTable(w io.Writer) error {
 	return tw.Flush()
 }
 
-// ReadJSONL decodes one T per non-blank line of path. A missing file gives
-// os.ErrNotExist (wrapped); a bad line fails with its line number; a torn
-// last line (a run killed mid-write) is skipped, as drive skips it.
-func ReadJSONL[T any](path string) ([]T, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
-	}
-	defer f.Close()
-	var out []T
-	var lineErr error
-	_, err = dialog.ReadJSONL(f, func(n int, line []byte) error {
-		var v T
-		if err := json.Unmarshal(line, &v); err != nil {
-			lineErr = fmt.Errorf("read %s line %d: %w", path, n, err)
-			return lineErr
-		}
-		out = append(out, v)
-		return nil
-	})
-	switch {
-	case err != nil && err == lineErr:
-		return nil, err
-	case err != nil:
-		return nil, fmt.Errorf("read %s: %w", path, err)
-	}
-	return out, nil
-}
-
 // ReadRun reads a run's configs and, if the file exists, its dialogues.
 func ReadRun(configsPath, dialoguesPath string) ([]dialog.ChatConfig, []dialog.Dialogue, error) {
-	configs, err := ReadJSONL[dialog.ChatConfig](configsPath)
+	configs, err := jsonl.Read[dialog.ChatConfig](configsPath)
 	if err != nil {
 		return nil, nil, err
 	}
-	dialogues, err := ReadJSONL[dialog.Dialogue](dialoguesPath)
+	dialogues, _, err := jsonl.ReadLog[dialog.Dialogue](dialoguesPath)
 	if errors.Is(err, os.ErrNotExist) {
 		return configs, nil, nil
 	}

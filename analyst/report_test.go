@@ -101,7 +101,7 @@ func TestReadRunWithoutDialogues(t *testing.T) {
 		t.Fatalf("ReadRun = %d, %v, %v", len(configs), dialogues, err)
 	}
 	os.WriteFile(filepath.Join(dir, "bad.jsonl"), []byte("{}\n{oops\n"), 0o644)
-	if _, err := ReadJSONL[dialog.ChatConfig](filepath.Join(dir, "bad.jsonl")); err == nil || !strings.Contains(err.Error(), "line 2") {
+	if _, _, err := ReadRun(filepath.Join(dir, "bad.jsonl"), filepath.Join(dir, "dialogues.jsonl")); err == nil || !strings.Contains(err.Error(), "bad.jsonl:2: ") {
 		t.Errorf("bad line error = %v", err)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"dialogfarm/dialog"
+	"dialogfarm/internal/runfiles"
 	"dialogfarm/profiles"
 	"dialogfarm/redact"
 )
@@ -336,7 +337,7 @@ func WriteConfigs(path string, configs []dialog.ChatConfig) error {
 			return fmt.Errorf("encode config %s: %w", c.ID, err)
 		}
 	}
-	return profiles.WriteFileAtomic(path, buf.Bytes())
+	return runfiles.WriteAtomic(path, buf.Bytes())
 }
 
 // Summary renders the stats in a few lines of plain text for a terminal.

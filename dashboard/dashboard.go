@@ -19,6 +19,7 @@ import (
 
 	"dialogfarm/analyst"
 	"dialogfarm/dialog"
+	"dialogfarm/internal/jsonl"
 	"dialogfarm/sft"
 )
 
@@ -101,13 +102,13 @@ type Sources struct {
 
 // Build reads a run's files into dashboard data.
 func Build(src Sources) (*Data, error) {
-	ds, err := analyst.ReadJSONL[dialog.Dialogue](src.Dialogues)
+	ds, _, err := jsonl.ReadLog[dialog.Dialogue](src.Dialogues)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, err
 	}
 	d := &Data{Title: filepath.Base(src.Dir)}
 	if src.Configs != "" {
-		if cs, err := analyst.ReadJSONL[dialog.ChatConfig](src.Configs); err == nil {
+		if cs, err := jsonl.Read[dialog.ChatConfig](src.Configs); err == nil {
 			d.Progress.Total = len(cs)
 		}
 	}

@@ -10,7 +10,7 @@ import (
 	"slices"
 	"time"
 
-	"dialogfarm/profiles"
+	"dialogfarm/internal/runfiles"
 )
 
 //go:embed dashboard.html.tmpl
@@ -96,5 +96,5 @@ func WriteFile(dir string, d *Data) error {
 	if err := WritePage(&b, d); err != nil {
 		return fmt.Errorf("dashboard: %w", err)
 	}
-	return profiles.WriteFileAtomic(filepath.Join(dir, File), b.Bytes())
+	return runfiles.WriteAtomic(filepath.Join(dir, File), b.Bytes())
 }

@@ -1,7 +1,6 @@
 package dataset
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -11,11 +10,9 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 
-	"dialogfarm/dialog"
+	"dialogfarm/internal/jsonl"
 	"dialogfarm/internal/runfiles"
-	"dialogfarm/profiles"
 	"dialogfarm/sft"
 )
 
@@ -84,10 +81,10 @@ const (
 	ValidationMeta = SplitValidation + ".meta.jsonl"
 )
 
-// sample is one record on its way through the gates.
+// sample is one record on its way through the gates: what sft selected,
+// its token count and its split.
 type sample struct {
-	msgs   []dialog.Message
-	meta   sft.Metadata
+	sft.Sample
 	tokens int
 	split  string
 }
@@ -97,6 +94,10 @@ type sample struct {
 // an earlier export that this one does not write (a validation split, a
 // sidecar) are removed. Cancelling ctx stops it at once, writing nothing.
 func Build(ctx context.Context, in io.Reader, dir string, opt Options) (Stats, error) {
+	return build(ctx, in, "dialogues", dir, opt)
+}
+
+func build(ctx context.Context, in io.Reader, name, dir string, opt Options) (Stats, error) {
 	if err := opt.Validate(); err != nil {
 		return Stats{}, err
 	}
@@ -104,7 +105,7 @@ func Build(ctx context.Context, in io.Reader, dir string, opt Options) (Stats, e
 	if err != nil {
 		return Stats{}, err
 	}
-	samples, st, err := selectSamples(dialog.ContextReader(ctx, in), opt)
+	samples, st, err := selectSamples(jsonl.ContextReader(ctx, in), name, opt)
 	if err != nil {
 		return st, err
 	}
@@ -116,7 +117,7 @@ func Build(ctx context.Context, in io.Reader, dir string, opt Options) (Stats, e
 	files := map[string][]byte{}
 	bySplit := map[string][]*sample{}
 	for _, s := range kept {
-		s.split = splits[s.meta.ID]
+		s.split = splits[s.Meta.ID]
 		bySplit[s.split] = append(bySplit[s.split], s)
 	}
 	for _, split := range []string{SplitTrain, SplitValidation} {
@@ -126,9 +127,10 @@ func Build(ctx context.Context, in io.Reader, dir string, opt Options) (Stats, e
 			continue
 		}
 		var out, meta bytes.Buffer
-		for i, s := range rows {
-			if err := writeRow(&out, &meta, i+1, s, opt.Export.Format, opt.Export.Meta); err != nil {
-				return st, fmt.Errorf("write %s record %s: %w", split, s.meta.ID, err)
+		w := sft.NewRecordWriter(&out, &meta, opt.Export.Format, opt.Export.Meta)
+		for _, s := range rows {
+			if err := w.Write(s.Messages, newMetaRow(s)); err != nil {
+				return st, fmt.Errorf("write %s record %s: %w", split, s.Meta.ID, err)
 			}
 		}
 		files[split+".jsonl"] = out.Bytes()
@@ -162,52 +164,28 @@ func BuildFiles(ctx context.Context, inPath, dir string, opt Options) (Stats, er
 		return Stats{}, fmt.Errorf("dataset: %w", err)
 	}
 	defer f.Close()
-	st, err := Build(ctx, f, dir, opt)
+	st, err := build(ctx, f, inPath, dir, opt)
 	if err != nil {
+		if le := (*jsonl.Error)(nil); errors.As(err, &le) {
+			return st, fmt.Errorf("dataset: %w", err) // it names the file
+		}
 		return st, fmt.Errorf("dataset from %s: %w", inPath, err)
 	}
 	return st, nil
 }
 
-// selectSamples runs the sft selection and reads its records back, so the
-// folder holds exactly the records (and bytes) a single-file export
-// writes, after every check sft applies.
-func selectSamples(in io.Reader, opt Options) ([]*sample, Stats, error) {
-	eo := opt.Export
-	eo.Format, eo.Meta = sft.FormatOpenAI, sft.MetaSidecar
-	var recs, metas bytes.Buffer
-	sum, err := sft.Export(in, &recs, &metas, eo)
+// selectSamples runs the sft selection, so the folder holds exactly the
+// records a single-file export writes, after every check sft applies.
+func selectSamples(in io.Reader, name string, opt Options) ([]*sample, Stats, error) {
+	selected, sum, err := sft.Select(in, name, opt.Export)
 	st := newStats(opt, sum)
 	if err != nil {
 		return nil, st, err
 	}
-	var out []*sample
-	rs, ms := bufio.NewScanner(&recs), bufio.NewScanner(&metas)
-	rs.Buffer(nil, 1<<30)
-	ms.Buffer(nil, 1<<30)
-	for rs.Scan() {
-		if !ms.Scan() {
-			return nil, st, errors.New("select records: a record has no metadata line")
-		}
-		var rec struct {
-			Messages []dialog.Message `json:"messages"`
-		}
-		var meta struct {
-			Line int `json:"line"`
-			sft.Metadata
-		}
-		if err := json.Unmarshal(rs.Bytes(), &rec); err != nil {
-			return nil, st, fmt.Errorf("read selected record %d: %w", len(out)+1, err)
-		}
-		if err := json.Unmarshal(ms.Bytes(), &meta); err != nil {
-			return nil, st, fmt.Errorf("read selected metadata %d: %w", len(out)+1, err)
-		}
-		out = append(out, &sample{msgs: rec.Messages, meta: meta.Metadata})
+	out := make([]*sample, len(selected))
+	for i, s := range selected {
+		out[i] = &sample{Sample: s}
 	}
-	if err := errors.Join(rs.Err(), ms.Err()); err != nil {
-		return nil, st, fmt.Errorf("read selected records: %w", err)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].meta.ID < out[j].meta.ID })
 	return out, st, nil
 }
 
@@ -222,11 +200,11 @@ func gate(ctx context.Context, samples []*sample, tok *Tokenizer, opt Options, s
 		if opt.Progress != nil {
 			opt.Progress(i+1, len(samples))
 		}
-		if reason := checkShape(s.msgs); reason != "" {
+		if reason := checkShape(s.Messages); reason != "" {
 			st.Dropped[reason]++
 			continue
 		}
-		s.tokens = tok.CountMessages(s.msgs)
+		s.tokens = tok.CountMessages(s.Messages)
 		if opt.MaxTokens > 0 && s.tokens > opt.MaxTokens {
 			st.Dropped[DropTooLong]++
 			continue
@@ -248,7 +226,7 @@ func gate(ctx context.Context, samples []*sample, tok *Tokenizer, opt Options, s
 func ids(samples []*sample) []string {
 	out := make([]string, len(samples))
 	for i, s := range samples {
-		out[i] = s.meta.ID
+		out[i] = s.Meta.ID
 	}
 	return out
 }
@@ -270,7 +248,7 @@ func writeFolder(dir string, files map[string][]byte) error {
 			}
 			continue
 		}
-		if err := profiles.WriteFileAtomic(path, data); err != nil {
+		if err := runfiles.WriteAtomic(path, data); err != nil {
 			return err
 		}
 	}

@@ -144,7 +144,7 @@ func sizeCategory(n int) string {
 func languages(kept []*sample) []string {
 	set := map[string]bool{}
 	for _, s := range kept {
-		loc := strings.ToLower(s.meta.Locale)
+		loc := strings.ToLower(s.Meta.Locale)
 		if i := strings.IndexAny(loc, "-_"); i >= 0 {
 			loc = loc[:i]
 		}

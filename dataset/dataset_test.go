@@ -1,7 +1,6 @@
 package dataset
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -14,6 +13,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"dialogfarm/internal/golden"
 	"dialogfarm/sft"
 )
 
@@ -76,7 +76,7 @@ func TestGoldenFolders(t *testing.T) {
 			for _, e := range got {
 				names = append(names, e.Name())
 				data, _ := os.ReadFile(filepath.Join(dir, e.Name()))
-				golden(t, filepath.Join(want, e.Name()), data)
+				golden.Check(t, filepath.Join(want, e.Name()), data)
 			}
 			wantFiles, _ := os.ReadDir(want)
 			for _, e := range wantFiles {
@@ -85,25 +85,6 @@ func TestGoldenFolders(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-func golden(tb testing.TB, path string, got []byte) {
-	tb.Helper()
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			tb.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			tb.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		tb.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		tb.Errorf("output differs from %s (run go test -update and review the diff):\n%s", path, got)
 	}
 }
 
@@ -240,9 +221,9 @@ func TestDedupTexts(t *testing.T) {
 		"runs it until it blocks or its slice ends, and then puts it back with its remaining budget."
 	mk := func(id, user, answer string) *sample {
 		s := &sample{}
-		s.meta.ID = id
-		s.msgs = ask(user)
-		s.msgs = append(s.msgs, sampleMsg("assistant", answer))
+		s.Meta.ID = id
+		s.Messages = ask(user)
+		s.Messages = append(s.Messages, sampleMsg("assistant", answer))
 		return s
 	}
 	samples := []*sample{

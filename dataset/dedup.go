@@ -32,7 +32,7 @@ func DefaultDedup() DedupOptions {
 // with runs of white space collapsed.
 func dedupText(s *sample) string {
 	var parts []string
-	for _, m := range s.msgs {
+	for _, m := range s.Messages {
 		if m.Role == "user" || m.Role == "assistant" {
 			parts = append(parts, strings.Join(strings.Fields(strings.ToLower(m.Content)), " "))
 		}

@@ -3,7 +3,6 @@ package dataset
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,8 +10,6 @@ import (
 
 	"dialogfarm/dialog"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 // The fixture: the sft package's dialogues (testdata there; five of them
 // give a record) plus dialogues planted for the gates, each answered by
@@ -106,7 +103,9 @@ func writeFixture(tb testing.TB, dir string) string {
 	}
 	buf := bytes.NewBuffer(base)
 	for _, d := range plantedFixture(tb) {
-		if err := writeJSONLine(buf, d); err != nil {
+		enc := json.NewEncoder(buf)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(d); err != nil {
 			tb.Fatal(err)
 		}
 	}

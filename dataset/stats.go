@@ -73,10 +73,10 @@ func (st *Stats) finish(kept []*sample) {
 	}
 	var toks []int
 	for _, s := range kept {
-		st.Turns += len(s.meta.Turns)
-		st.Intents[orUnknown(s.meta.Intent)]++
-		st.Languages[orUnknown(s.meta.Language)]++
-		st.Locales[orUnknown(s.meta.Locale)]++
+		st.Turns += len(s.Meta.Turns)
+		st.Intents[orUnknown(s.Meta.Intent)]++
+		st.Languages[orUnknown(s.Meta.Language)]++
+		st.Locales[orUnknown(s.Meta.Locale)]++
 		toks = append(toks, s.tokens)
 	}
 	if len(toks) == 0 {

@@ -8,6 +8,8 @@ import (
 	"io"
 	"slices"
 	"strings"
+
+	"dialogfarm/internal/jsonl"
 )
 
 // FieldError says which field of an input file is wrong, and where: a
@@ -125,35 +127,31 @@ func (p Position) check() error {
 	return nil
 }
 
-// MaxConfigLine bounds one line of a configs file (16 MiB).
-const MaxConfigLine = 16 << 20
-
 // ReadConfigs reads ChatConfigs, one JSON object per line, from r. Blank
 // lines and lines starting with '#' are skipped. A line that does not parse
 // or validate is reported as a *FieldError naming file, line and field and
 // does not stop the others: the valid configs and the joined errors are both
 // returned. Duplicate ids are an error on the later line. A line over
-// MaxConfigLine bytes is such an error too, and the lines after it are read.
+// jsonl.MaxLine bytes is such an error too, and the lines after it are read.
 func ReadConfigs(r io.Reader, file string) ([]ChatConfig, error) {
 	var (
 		configs []ChatConfig
 		errs    []error
 		seen    = map[string]int{}
 	)
-	lr := NewLineReader(r, MaxConfigLine)
-	for {
+	lr := jsonl.NewReader(r)
+	for n := 1; ; n++ {
 		l, err := lr.Next()
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
-			errs = append(errs, fmt.Errorf("read %s line %d: %w", file, lr.n+1, err))
+			errs = append(errs, &jsonl.Error{File: file, Line: n, Err: err})
 			break
 		}
 		line := l.N
 		if l.TooLong {
-			errs = append(errs, &FieldError{File: file, Line: line,
-				Msg: fmt.Sprintf("line is %d bytes, over the %d MiB a config line may have", l.Size, MaxConfigLine>>20)})
+			errs = append(errs, &FieldError{File: file, Line: line, Msg: lr.TooLong(l).Error()})
 			continue
 		}
 		text := bytes.TrimSpace(l.Data)

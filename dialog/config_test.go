@@ -2,9 +2,7 @@ package dialog_test
 
 import (
 	"errors"
-	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,29 +10,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"dialogfarm/dialog"
+	"dialogfarm/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
-
-// golden compares got with the file at path, or rewrites it with -update.
-func golden(tb testing.TB, path, got string) {
-	tb.Helper()
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			tb.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			tb.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		tb.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if diff := cmp.Diff(string(want), got); diff != "" {
-		tb.Errorf("%s differs from the output (run go test -update and review the diff) (-want +got):\n%s", path, diff)
-	}
-}
 
 // validConfig is a config that passes Validate; each case changes one thing.
 func validConfig() dialog.ChatConfig {
@@ -298,7 +275,7 @@ func TestReadConfigs(t *testing.T) {
 	if !strings.Contains(err.Error(), "duplicate id, first on line 2") {
 		t.Errorf("the duplicate id error does not name the first line:\n%v", err)
 	}
-	golden(t, filepath.Join("testdata", "read_configs_errors.golden"), err.Error()+"\n")
+	golden.Check(t, filepath.Join("testdata", "read_configs_errors.golden"), []byte(err.Error()+"\n"))
 }
 
 func TestReadConfigsClean(t *testing.T) {

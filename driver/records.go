@@ -3,12 +3,14 @@ package driver
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
 
 	"dialogfarm/dialog"
+	"dialogfarm/internal/jsonl"
 	"dialogfarm/internal/runfiles"
 )
 
@@ -39,24 +41,17 @@ func OpenRecordLog(dir string) (*RecordLog, error) {
 	}
 	keep, retry := &bytes.Buffer{}, &bytes.Buffer{}
 	done := map[string]bool{}
-	lines := bytes.Split(data, []byte("\n"))
-	for i, raw := range lines {
-		if len(bytes.TrimSpace(raw)) == 0 {
-			continue
-		}
+	// A torn last line of a killed run is dropped: that config runs again.
+	_, err = jsonl.EachLog(bytes.NewReader(data), path, func(_ int, raw []byte) error {
 		var d struct {
 			ConfigID string `json:"config_id"`
 			Status   string `json:"status"`
 		}
-		err := json.Unmarshal(raw, &d)
-		if err != nil && i == len(lines)-1 {
-			break // torn last line of a killed run: that config runs again
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%s:%d: not a dialogue record: %v", path, i+1, err)
+		if err := json.Unmarshal(raw, &d); err != nil {
+			return fmt.Errorf("not a dialogue record: %v", err)
 		}
 		if d.ConfigID == "" {
-			return nil, fmt.Errorf("%s:%d: not a dialogue record: field config_id is missing", path, i+1)
+			return errors.New("not a dialogue record: field config_id is missing")
 		}
 		if d.Status == dialog.StatusOK && !done[d.ConfigID] {
 			done[d.ConfigID] = true
@@ -66,6 +61,10 @@ func OpenRecordLog(dir string) (*RecordLog, error) {
 			retry.Write(raw)
 			retry.WriteByte('\n')
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	if retry.Len() > 0 {
 		if err := appendFile(filepath.Join(dir, "attempts.jsonl"), retry.Bytes()); err != nil {
@@ -73,7 +72,7 @@ func OpenRecordLog(dir string) (*RecordLog, error) {
 		}
 	}
 	if !bytes.Equal(keep.Bytes(), data) {
-		if err := writeAtomic(path, keep.Bytes()); err != nil {
+		if err := runfiles.WriteAtomic(path, keep.Bytes()); err != nil {
 			return nil, err
 		}
 	}
@@ -121,17 +120,6 @@ func (l *RecordLog) Append(d dialog.Dialogue) error {
 
 // Close closes the file.
 func (l *RecordLog) Close() error { return l.f.Close() }
-
-func writeAtomic(path string, data []byte) error {
-	tmp := path + ".tmp"
-	if err := runfiles.WriteFile(tmp, data); err != nil {
-		return fmt.Errorf("write %s: %w", tmp, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("replace %s: %w", path, err)
-	}
-	return nil
-}
 
 func appendFile(path string, data []byte) error {
 	f, err := runfiles.OpenAppend(path)

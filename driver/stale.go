@@ -9,6 +9,8 @@ import (
 	"strings"
 	"syscall"
 
+	"dialogfarm/internal/runfiles"
+
 	"go.uber.org/zap"
 )
 
@@ -29,7 +31,7 @@ type processGroups struct {
 
 func writeProcessGroups(out string, p processGroups) error {
 	data, _ := json.Marshal(p)
-	return writeAtomic(filepath.Join(out, processesFile), data)
+	return runfiles.WriteAtomic(filepath.Join(out, processesFile), data)
 }
 
 // killStale ends the process groups a previous run on out left behind,

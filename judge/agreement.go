@@ -1,8 +1,8 @@
 package judge
 
 import (
-	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"io"
@@ -10,6 +10,8 @@ import (
 	"math/rand/v2"
 	"sort"
 	"strings"
+
+	"dialogfarm/internal/jsonl"
 )
 
 // Scored is one line of a judge-eval input file: an item's id and score,
@@ -26,34 +28,29 @@ type Scored struct {
 // numbers. Blank lines are skipped; a line without an id is an error.
 func ReadScored(r io.Reader, name string) ([]Scored, error) {
 	var out []Scored
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64*1024), 64*1024*1024)
-	for n := 1; sc.Scan(); n++ {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" {
-			continue
-		}
+	err := jsonl.Each(r, name, func(_ int, line []byte) error {
 		var raw struct {
 			ID    json.RawMessage `json:"id"`
 			Score *float64        `json:"score"`
 			Scored
 		}
-		if err := json.Unmarshal([]byte(line), &raw); err != nil {
-			return nil, fmt.Errorf("read %s line %d: %w", name, n, err)
+		if err := json.Unmarshal(line, &raw); err != nil {
+			return err
 		}
 		id := strings.Trim(string(raw.ID), `"`)
 		if id == "" || id == "null" {
-			return nil, fmt.Errorf("read %s line %d: no id", name, n)
+			return errors.New("no id")
 		}
 		if raw.Score == nil {
-			return nil, fmt.Errorf("read %s line %d (id %s): no score", name, n, id)
+			return fmt.Errorf("id %s: no score", id)
 		}
 		s := raw.Scored
 		s.ID, s.Score = id, *raw.Score
 		out = append(out, s)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("read %s: %w", name, err)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read scores: %w", err)
 	}
 	return out, nil
 }

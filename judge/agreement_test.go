@@ -161,7 +161,7 @@ func TestReadScoredAndReport(t *testing.T) {
 	in := `{"id":"a","score":5,"intent":"explain"}
 
 {"id":17,"score":"x"}`
-	if _, err := ReadScored(strings.NewReader(in), "judged.jsonl"); err == nil || !strings.Contains(err.Error(), "line 3") {
+	if _, err := ReadScored(strings.NewReader(in), "judged.jsonl"); err == nil || !strings.Contains(err.Error(), "judged.jsonl:3: ") {
 		t.Errorf("bad score line: err = %v, want it to name line 3", err)
 	}
 	got, err := ReadScored(strings.NewReader(`{"id":17,"score":4}`+"\n"+`{"id":"a","score":5,"locale":"zh"}`), "x")

@@ -1,8 +1,6 @@
 package judge
 
 import (
-	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -11,11 +9,10 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"dialogfarm/dialog"
+	"dialogfarm/internal/golden"
 	"dialogfarm/internal/llmtest"
 	"dialogfarm/pool"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 // judgeModel is a pool member talking to s, as the CLI builds the judge's
 // Completer; retries are fast.
@@ -209,27 +206,7 @@ func TestJudgePromptGolden(t *testing.T) {
 	for _, m := range msgs {
 		b.WriteString("=== " + m.Role + "\n" + m.Content + "\n")
 	}
-	golden(t, filepath.Join("testdata", "prompt_explain.golden"), b.String())
-}
-
-// golden compares got with the file at path, or rewrites it with -update.
-func golden(tb testing.TB, path, got string) {
-	tb.Helper()
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			tb.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			tb.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		tb.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if got != string(want) {
-		tb.Errorf("%s differs from the output (run go test -update and review the diff):\n%s", path, got)
-	}
+	golden.Check(t, filepath.Join("testdata", "prompt_explain.golden"), []byte(b.String()))
 }
 
 func TestUnknownRubricIntent(t *testing.T) {

@@ -390,5 +390,5 @@ func writeState(path string, st *NodeState) error {
 	if err != nil {
 		return fmt.Errorf("node %s: state: %w", st.ID, err)
 	}
-	return profiles.WriteFileAtomic(path, append(data, '\n'))
+	return runfiles.WriteAtomic(path, append(data, '\n'))
 }

@@ -14,10 +14,10 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
-	"dialogfarm/analyst"
 	"dialogfarm/dataset"
 	"dialogfarm/dialog"
-	"dialogfarm/profiles"
+	"dialogfarm/internal/jsonl"
+	"dialogfarm/internal/runfiles"
 )
 
 // dataOperators work on recorded dialogues: sources, filters, dedup,
@@ -127,7 +127,7 @@ func runLoadConfigs(_ context.Context, x *nodeRun) error {
 	if _, err := dialog.ReadConfigs(bytes.NewReader(data), p.Path); err != nil {
 		return err
 	}
-	return profiles.WriteFileAtomic(x.out["configs"].Path, data)
+	return runfiles.WriteAtomic(x.out["configs"].Path, data)
 }
 
 // fieldOf is a dialogue's value of a config field.
@@ -304,7 +304,8 @@ func (x *nodeRun) mapDialogues(in, out string, f func([]dialog.Dialogue) []dialo
 }
 
 func readDialogues(path string) ([]dialog.Dialogue, error) {
-	return analyst.ReadJSONL[dialog.Dialogue](path)
+	ds, _, err := jsonl.ReadLog[dialog.Dialogue](path)
+	return ds, err
 }
 
 // writeDialogues writes dialogues as JSON lines, atomically.
@@ -317,7 +318,7 @@ func writeDialogues(path string, ds []dialog.Dialogue) error {
 			return fmt.Errorf("write %s: %w", path, err)
 		}
 	}
-	return profiles.WriteFileAtomic(path, b.Bytes())
+	return runfiles.WriteAtomic(path, b.Bytes())
 }
 
 func union(a, b []string) []string {

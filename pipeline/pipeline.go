@@ -212,7 +212,7 @@ func writeReport(cfg Config, configsPath, dialoguesPath, path string) (*analyst.
 	if err != nil {
 		return nil, fmt.Errorf("encode report: %w", err)
 	}
-	if err := profiles.WriteFileAtomic(path, append(data, '\n')); err != nil {
+	if err := runfiles.WriteAtomic(path, append(data, '\n')); err != nil {
 		return nil, err
 	}
 	return r, WriteReportHTML(r, ReportHTMLPath(path))
@@ -230,7 +230,7 @@ func WriteReportHTML(r *analyst.Report, path string) error {
 	if err := r.WriteHTML(&b); err != nil {
 		return err
 	}
-	return profiles.WriteFileAtomic(path, b.Bytes())
+	return runfiles.WriteAtomic(path, b.Bytes())
 }
 
 // writeDataset builds the run's dataset folder, its card naming what the
@@ -272,7 +272,7 @@ func checkManifest(path string, m manifest) error {
 	want, _ := json.MarshalIndent(m, "", "  ")
 	got, err := os.ReadFile(path)
 	if os.IsNotExist(err) {
-		return profiles.WriteFileAtomic(path, append(want, '\n'))
+		return runfiles.WriteAtomic(path, append(want, '\n'))
 	}
 	if err != nil {
 		return fmt.Errorf("read %s: %w", path, err)

@@ -2,7 +2,6 @@ package pipeline
 
 import (
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 
@@ -39,7 +38,7 @@ func SecretCounts(run, dialoguesPath string, opt sft.Options) (*analyst.SecretCo
 	if opt.Format == "" {
 		opt.Format = sft.FormatOpenAI
 	}
-	sum, err := sft.Export(f, io.Discard, nil, opt)
+	_, sum, err := sft.Select(f, dialoguesPath, opt)
 	if err != nil {
 		return nil, fmt.Errorf("count secrets: %w", err)
 	}

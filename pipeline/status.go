@@ -1,18 +1,16 @@
 package pipeline
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"dialogfarm/dialog"
+	"dialogfarm/internal/jsonl"
 )
 
 // RunStatus is a run folder's progress as its files tell it.
@@ -101,31 +99,16 @@ func ReadRunStatus(out string) (RunStatus, error) {
 	return st, nil
 }
 
-// eachLine calls f with every line of path. A last line without its
-// newline that f rejects is a torn write of a killed run and is skipped;
-// any other rejected line is an error naming it.
+// eachLine calls f with every line of path. A torn last line of a killed
+// run is skipped; any other line f rejects is an error naming it.
 func eachLine(path string, f func([]byte) error) error {
 	file, err := os.Open(path)
 	if err != nil {
 		return err
 	}
 	defer file.Close()
-	r := bufio.NewReaderSize(file, 1<<20)
-	for n := 1; ; n++ {
-		line, err := r.ReadBytes('\n')
-		if err != nil && !errors.Is(err, io.EOF) {
-			return fmt.Errorf("read %s: %w", path, err)
-		}
-		torn := errors.Is(err, io.EOF)
-		if text := bytes.TrimSpace(line); len(text) > 0 {
-			if ferr := f(text); ferr != nil && !torn {
-				return fmt.Errorf("%s:%d: %w", path, n, ferr)
-			}
-		}
-		if torn {
-			return nil
-		}
-	}
+	_, err = jsonl.EachLog(file, path, func(_ int, line []byte) error { return f(line) })
+	return err
 }
 
 // Text renders the status for a terminal.

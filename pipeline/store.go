@@ -1,7 +1,6 @@
 package pipeline
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -14,7 +13,8 @@ import (
 	"sync"
 	"time"
 
-	"dialogfarm/profiles"
+	"dialogfarm/internal/jsonl"
+	"dialogfarm/internal/runfiles"
 )
 
 // Batch is a set of mutations applied all or nothing to the revision it
@@ -119,25 +119,24 @@ func replay(path, name string) (*stored, error) {
 		return nil, fmt.Errorf("read journal: %w", err)
 	}
 	p := &stored{spec: emptySpec(name)}
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 64<<10), 64<<20)
-	for line := 1; sc.Scan(); line++ {
-		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
-			continue
-		}
+	err = jsonl.Each(bytes.NewReader(data), path, func(_ int, line []byte) error {
 		var e Entry
-		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", path, line, err)
+		if err := json.Unmarshal(line, &e); err != nil {
+			return err
 		}
 		for i, m := range e.Mutations {
 			if f := m.apply(p.spec, i); f != nil {
-				return nil, fmt.Errorf("%s:%d: revision %d: %s", path, line, e.Revision, f.Message)
+				return fmt.Errorf("revision %d: %s", e.Revision, f.Message)
 			}
 		}
 		p.rev = e.Revision
 		p.journal = append(p.journal, e)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	return p, sc.Err()
+	return p, nil
 }
 
 // List names the pipelines with their revisions.
@@ -302,7 +301,7 @@ func (s *Store) commit(name string, e Entry, spec *Spec) error {
 	if err != nil {
 		return err
 	}
-	return profiles.WriteFileAtomic(filepath.Join(s.dir, name+".yaml"), data)
+	return runfiles.WriteAtomic(filepath.Join(s.dir, name+".yaml"), data)
 }
 
 // Revert commits, on top of base, the pipeline as it was at revision to.

@@ -86,18 +86,7 @@ func (c *Cache) Put(key string, cand dialog.Candidate) error {
 	if err := runfiles.MkdirAll(dir); err != nil {
 		return fmt.Errorf("write cache entry %s: %w", key, err)
 	}
-	f, err := os.CreateTemp(dir, key+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("write cache entry %s: %w", key, err)
-	}
-	_, werr := f.Write(b)
-	cerr := f.Close()
-	if err := errors.Join(werr, cerr); err != nil {
-		_ = os.Remove(f.Name())
-		return fmt.Errorf("write cache entry %s: %w", key, err)
-	}
-	if err := os.Rename(f.Name(), c.path(key)); err != nil {
-		_ = os.Remove(f.Name())
+	if err := runfiles.WriteAtomic(c.path(key), b); err != nil {
 		return fmt.Errorf("write cache entry %s: %w", key, err)
 	}
 	return nil

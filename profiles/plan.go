@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
 	"dialogfarm/dialog"
+	"dialogfarm/internal/runfiles"
 )
 
 // PlanVersion is the plan.json format version.
@@ -122,34 +122,7 @@ func WritePlan(path string, pl *Plan) error {
 	if err != nil {
 		return fmt.Errorf("encode plan: %w", err)
 	}
-	return WriteFileAtomic(path, append(data, '\n'))
-}
-
-// WriteFileAtomic writes data to a temporary file next to path and renames
-// it into place, so readers see either the old or the new file, never a
-// partial one.
-func WriteFileAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	tmp := f.Name()
-	_, werr := f.Write(data)
-	if werr == nil {
-		werr = f.Sync()
-	}
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Rename(tmp, path)
-	}
-	if werr != nil {
-		_ = os.Remove(tmp)
-		return fmt.Errorf("write %s: %w", path, werr)
-	}
-	return nil
+	return runfiles.WriteAtomic(path, append(data, '\n'))
 }
 
 // ConfigValues reads a chat config's profile cell: one value per dimension

@@ -2,8 +2,6 @@ package profiles
 
 import (
 	"errors"
-	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -11,9 +9,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"dialogfarm/dialog"
+	"dialogfarm/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 func TestInvalidProfilesGolden(t *testing.T) {
 	files, err := filepath.Glob("testdata/invalid/*.yaml")
@@ -31,20 +28,7 @@ func TestInvalidProfilesGolden(t *testing.T) {
 			if !errors.As(err, &fe) {
 				t.Fatalf("error %v is not a *dialog.FieldError", err)
 			}
-			got := err.Error() + "\n"
-			golden := strings.TrimSuffix(path, ".yaml") + ".golden"
-			if *update {
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("read golden (run with -update): %v", err)
-			}
-			if diff := cmp.Diff(string(want), got); diff != "" {
-				t.Errorf("errors differ from %s (-want +got):\n%s", golden, diff)
-			}
+			golden.Check(t, strings.TrimSuffix(path, ".yaml")+".golden", []byte(err.Error()+"\n"))
 		})
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"dialogfarm/internal/runfiles"
 )
 
 // Copy is one repository's sanitised copy, as recorded in redactions.json.
@@ -223,11 +225,7 @@ func WriteRedactions(path string, rs Redactions) error {
 	if err != nil {
 		return fmt.Errorf("write redactions: %w", err)
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, append(data, '\n'), 0o600); err != nil {
-		return fmt.Errorf("write redactions: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
+	if err := runfiles.WriteAtomic(path, append(data, '\n')); err != nil {
 		return fmt.Errorf("write redactions: %w", err)
 	}
 	return nil

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"dialogfarm/dialog"
+	"dialogfarm/internal/jsonl"
 	"dialogfarm/internal/runfiles"
 )
 
@@ -83,26 +84,49 @@ type Summary struct {
 // record per dialogue with a kept turn to out, sorted by id, and, with
 // MetaSidecar, one metadata line per record to sidecar.
 func Export(in io.Reader, out, sidecar io.Writer, opt Options) (Summary, error) {
-	if err := opt.Validate(); err != nil {
-		return Summary{}, err
-	}
+	return export(in, "dialogues", out, sidecar, opt)
+}
+
+func export(in io.Reader, name string, out, sidecar io.Writer, opt Options) (Summary, error) {
 	if opt.Meta == MetaSidecar && sidecar == nil {
 		return Summary{}, errors.New("export: metadata goes to a sidecar but none was given")
 	}
-	net, err := finder(opt)
-	if err != nil {
-		return Summary{}, err
-	}
-	sum := Summary{Skipped: map[string]int{}, SecretRules: map[string]int{}}
-	byID, err := readDialogues(in, &sum)
+	samples, sum, err := Select(in, name, opt)
 	if err != nil {
 		return sum, err
+	}
+	w := NewRecordWriter(out, sidecar, opt.Format, opt.Meta)
+	for _, s := range samples {
+		if err := w.Write(s.Messages, s.Meta); err != nil {
+			return sum, fmt.Errorf("export %s: %w", s.Meta.ID, err)
+		}
+	}
+	return sum, nil
+}
+
+// Select reads dialogues (JSONL of dialog.Dialogue; name names in in
+// errors) and returns the samples an export writes, sorted by id, with
+// what was read, skipped and cut. The safety net has dropped the samples
+// in which it found a secret.
+func Select(in io.Reader, name string, opt Options) ([]Sample, Summary, error) {
+	if err := opt.Validate(); err != nil {
+		return nil, Summary{}, err
+	}
+	net, err := finder(opt)
+	if err != nil {
+		return nil, Summary{}, err
+	}
+	sum := Summary{Skipped: map[string]int{}, SecretRules: map[string]int{}}
+	byID, err := readDialogues(in, name, &sum)
+	if err != nil {
+		return nil, sum, err
 	}
 	ids := make([]string, 0, len(byID))
 	for id := range byID {
 		ids = append(ids, id)
 	}
 	sort.Strings(ids)
+	var samples []Sample
 	for _, id := range ids {
 		s, skip := selectTurns(byID[id], opt)
 		if skip != "" {
@@ -120,26 +144,24 @@ func Export(in io.Reader, out, sidecar io.Writer, opt Options) (Summary, error) 
 			sum.HistoryCuts++
 		}
 		sum.Records++
-		sum.Turns += len(s.meta.Turns)
-		if err := writeRecord(out, sidecar, sum.Records, s, opt); err != nil {
-			return sum, fmt.Errorf("export %s: %w", id, err)
-		}
+		sum.Turns += len(s.Meta.Turns)
+		samples = append(samples, s)
 	}
-	return sum, nil
+	return samples, sum, nil
 }
 
 // readDialogues reads JSONL dialogues keyed by config id; a later line
 // supersedes an earlier one. A torn last line (a run killed mid-write) is
 // skipped and counted, as drive skips it when it resumes.
-func readDialogues(in io.Reader, sum *Summary) (map[string]dialog.Dialogue, error) {
+func readDialogues(in io.Reader, name string, sum *Summary) (map[string]dialog.Dialogue, error) {
 	byID := map[string]dialog.Dialogue{}
-	torn, err := dialog.ReadJSONL(in, func(n int, line []byte) error {
+	torn, err := jsonl.EachLog(in, name, func(_ int, line []byte) error {
 		var d dialog.Dialogue
 		if jerr := json.Unmarshal(line, &d); jerr != nil {
-			return fmt.Errorf("read dialogues line %d: %w", n, jerr)
+			return jerr
 		}
 		if d.ConfigID == "" {
-			return fmt.Errorf("read dialogues line %d: no config_id", n)
+			return errors.New("no config_id")
 		}
 		sum.Dialogues++
 		if _, dup := byID[d.ConfigID]; dup {
@@ -155,63 +177,6 @@ func readDialogues(in io.Reader, sum *Summary) (map[string]dialog.Dialogue, erro
 		sum.Skipped[SkipTorn]++
 	}
 	return byID, nil
-}
-
-type openaiRecord struct {
-	Messages []dialog.Message `json:"messages"`
-	Metadata *Metadata        `json:"metadata,omitempty"`
-}
-
-type sharegptTurn struct {
-	From  string `json:"from"`
-	Value string `json:"value"`
-}
-
-type sharegptRecord struct {
-	Conversations []sharegptTurn `json:"conversations"`
-	Metadata      *Metadata      `json:"metadata,omitempty"`
-}
-
-type sidecarLine struct {
-	Line int `json:"line"`
-	Metadata
-}
-
-// sharegptFrom maps chat roles to ShareGPT speakers.
-var sharegptFrom = map[string]string{"system": "system", "user": "human", "assistant": "gpt"}
-
-func writeRecord(out, sidecar io.Writer, line int, s sample, opt Options) error {
-	var meta *Metadata
-	if opt.Meta == MetaInline {
-		meta = &s.meta
-	}
-	var rec any = openaiRecord{Messages: s.messages, Metadata: meta}
-	if opt.Format == FormatShareGPT {
-		sg := sharegptRecord{Metadata: meta}
-		for _, m := range s.messages {
-			from, ok := sharegptFrom[m.Role]
-			if !ok {
-				from = m.Role
-			}
-			sg.Conversations = append(sg.Conversations, sharegptTurn{From: from, Value: m.Content})
-		}
-		rec = sg
-	}
-	if err := writeJSONLine(out, rec); err != nil {
-		return err
-	}
-	if opt.Meta == MetaSidecar {
-		return writeJSONLine(sidecar, sidecarLine{Line: line, Metadata: s.meta})
-	}
-	return nil
-}
-
-// writeJSONLine writes v as one line of compact JSON, without escaping
-// <, > and & (code keeps its characters as sent).
-func writeJSONLine(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
 }
 
 // SidecarPath is where ExportFiles puts the metadata of out:
@@ -235,38 +200,21 @@ func ExportFiles(ctx context.Context, inPath, outPath string, opt Options) (Summ
 	if opt.Meta == MetaSidecar {
 		sidecar = &meta
 	}
-	sum, err := Export(dialog.ContextReader(ctx, in), &out, sidecar, opt)
+	sum, err := export(jsonl.ContextReader(ctx, in), inPath, &out, sidecar, opt)
 	if err == nil {
 		err = ctx.Err()
 	}
 	if err != nil {
+		if le := (*jsonl.Error)(nil); errors.As(err, &le) {
+			return sum, fmt.Errorf("export: %w", err) // it names the file
+		}
 		return sum, fmt.Errorf("export %s: %w", inPath, err)
 	}
-	if err := writeAtomic(outPath, out.Bytes()); err != nil {
+	if err := runfiles.WriteAtomic(outPath, out.Bytes()); err != nil {
 		return sum, err
 	}
 	if sidecar != nil {
-		return sum, writeAtomic(SidecarPath(outPath), meta.Bytes())
+		return sum, runfiles.WriteAtomic(SidecarPath(outPath), meta.Bytes())
 	}
 	return sum, nil
-}
-
-// writeAtomic writes data to path through a temporary file in its folder.
-func writeAtomic(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	_, werr := f.Write(data)
-	merr := f.Chmod(runfiles.FileMode)
-	cerr := f.Close()
-	if err := errors.Join(werr, merr, cerr); err != nil {
-		_ = os.Remove(f.Name())
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		_ = os.Remove(f.Name())
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
 }

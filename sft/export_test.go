@@ -3,7 +3,6 @@ package sft
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"io"
 	"maps"
 	"os"
@@ -13,29 +12,8 @@ import (
 	"testing"
 
 	"dialogfarm/dialog"
+	"dialogfarm/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
-
-// golden compares got with the file at path, or rewrites it with -update.
-func golden(tb testing.TB, path string, got []byte) {
-	tb.Helper()
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			tb.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			tb.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		tb.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		tb.Errorf("output differs from %s (run go test -update and review the diff):\n%s", path, got)
-	}
-}
 
 func TestExportGolden(t *testing.T) {
 	in := writeFixture(t, t.TempDir())
@@ -52,10 +30,10 @@ func TestExportGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			got, _ := os.ReadFile(out)
-			golden(t, filepath.Join("testdata", name+".jsonl"), got)
+			golden.Check(t, filepath.Join("testdata", name+".jsonl"), got)
 			meta, err := os.ReadFile(SidecarPath(out))
 			if c.meta == MetaSidecar {
-				golden(t, filepath.Join("testdata", name+".meta.jsonl"), meta)
+				golden.Check(t, filepath.Join("testdata", name+".meta.jsonl"), meta)
 			} else if err == nil {
 				t.Errorf("a sidecar was written with --meta %s", c.meta)
 			}
@@ -83,7 +61,10 @@ func TestExportSummary(t *testing.T) {
 	}
 	var ids []string
 	for _, line := range strings.Split(strings.TrimSpace(meta.String()), "\n") {
-		var m sidecarLine
+		var m struct {
+			Line int `json:"line"`
+			Metadata
+		}
 		if err := json.Unmarshal([]byte(line), &m); err != nil {
 			t.Fatal(err)
 		}
@@ -222,7 +203,7 @@ func TestExportErrors(t *testing.T) {
 	}{
 		{"bad format", "", Options{Format: "alpaca", Meta: MetaNone}, "alpaca"},
 		{"bad meta", "", Options{Format: FormatOpenAI, Meta: "header"}, "header"},
-		{"bad json", "{\"config_id\":\"a\"}\n{not json\n", DefaultOptions(), "line 2"},
+		{"bad json", "{\"config_id\":\"a\"}\n{not json\n", DefaultOptions(), "dialogues:2: "},
 		{"no id", "{\"status\":\"ok\"}\n", DefaultOptions(), "no config_id"},
 		{"sidecar missing", "", Options{Format: FormatOpenAI, Meta: MetaSidecar}, "sidecar"},
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"dialogfarm/dialog"
+	"dialogfarm/internal/golden"
 )
 
 // The fixture: dialogues as the driver records them, with request bodies
@@ -144,7 +145,7 @@ func writeFixture(tb testing.TB, dir string) string {
 			tb.Fatal(err)
 		}
 	}
-	golden(tb, filepath.Join("testdata", "dialogues.jsonl"), buf.Bytes())
+	golden.Check(tb, filepath.Join("testdata", "dialogues.jsonl"), buf.Bytes())
 	path := filepath.Join(dir, "dialogues.jsonl")
 	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
 		tb.Fatal(err)

@@ -19,9 +19,9 @@ var _ SecretFinder = (*redact.Detector)(nil)
 
 // netRules returns the rules that find a secret anywhere in the sample's
 // messages, each rule once, sorted; none means the sample may be written.
-func netRules(f SecretFinder, s sample) []string {
+func netRules(f SecretFinder, s Sample) []string {
 	var rules []string
-	for _, m := range s.messages {
+	for _, m := range s.Messages {
 		for _, hit := range f.Find(m.Content) {
 			if !slices.Contains(rules, hit.Rule) {
 				rules = append(rules, hit.Rule)

@@ -41,29 +41,29 @@ type Metadata struct {
 	Turns      []TurnMeta `json:"turns"`
 }
 
-// sample is what one dialogue contributes: the conversation and its
-// metadata.
-type sample struct {
-	messages []dialog.Message
-	meta     Metadata
+// Sample is what one dialogue contributes to an export: the conversation
+// to train on and its metadata.
+type Sample struct {
+	Messages []dialog.Message
+	Meta     Metadata
 	cut      bool // the history check ended it early
 }
 
 // selectTurns works out a dialogue's sample, or why it has none.
-func selectTurns(d dialog.Dialogue, opt Options) (sample, string) {
+func selectTurns(d dialog.Dialogue, opt Options) (Sample, string) {
 	offline := d.Offline
 	for _, t := range d.Turns {
 		offline = offline || t.Offline
 	}
 	switch {
 	case d.Status != dialog.StatusOK:
-		return sample{}, SkipFailed
+		return Sample{}, SkipFailed
 	case offline && !opt.AllowOffline:
-		return sample{}, SkipOffline
+		return Sample{}, SkipOffline
 	case len(d.Turns) == 0:
-		return sample{}, SkipNoTurns
+		return Sample{}, SkipNoTurns
 	}
-	s := sample{meta: Metadata{
+	s := Sample{Meta: Metadata{
 		ID: d.ConfigID, ConfigID: d.ConfigID, Intent: d.Config.Intent, Language: d.Config.Language,
 		Locale: d.Config.Locale, Difficulty: d.Config.Difficulty, Offline: offline,
 	}}
@@ -84,19 +84,19 @@ func selectTurns(d dialog.Dialogue, opt Options) (sample, string) {
 			s.cut = true
 		}
 		if s.cut && i == 0 {
-			return sample{}, SkipHistory
+			return Sample{}, SkipHistory
 		}
 		if reason != "" && i == 0 {
-			return sample{}, reason
+			return Sample{}, reason
 		}
 		if reason != "" || s.cut {
 			break
 		}
 		last = req
 		history = append(conversation(req.Messages), dialog.Message{Role: "assistant", Content: t.Answer})
-		s.meta.Turns = append(s.meta.Turns, tm)
+		s.Meta.Turns = append(s.Meta.Turns, tm)
 	}
-	s.messages = append(slices.Clone(last.Messages), dialog.Message{Role: "assistant", Content: d.Turns[len(s.meta.Turns)-1].Answer})
+	s.Messages = append(slices.Clone(last.Messages), dialog.Message{Role: "assistant", Content: d.Turns[len(s.Meta.Turns)-1].Answer})
 	return s, ""
 }
 
@@ -154,5 +154,5 @@ func KeptTurns(d dialog.Dialogue, opt Options) int {
 	if skip != "" {
 		return 0
 	}
-	return len(s.meta.Turns)
+	return len(s.Meta.Turns)
 }

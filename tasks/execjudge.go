@@ -1,7 +1,6 @@
 package tasks
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"dialogfarm/dialog"
+	"dialogfarm/internal/jsonl"
 	"dialogfarm/tasks/sandbox"
 )
 
@@ -57,19 +57,17 @@ func LoadExecJudge(dir string, sb *sandbox.Sandbox, python string, log *zap.Logg
 		return nil, fmt.Errorf("execution judge: %w", err)
 	}
 	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 64<<20)
-	for line := 1; sc.Scan(); line++ {
+	err = jsonl.Each(f, f.Name(), func(_ int, line []byte) error {
 		var inst Instance
-		if err := json.Unmarshal(sc.Bytes(), &inst); err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", f.Name(), line, err)
+		if err := json.Unmarshal(line, &inst); err != nil {
+			return err
 		}
 		if inst.Workspace == "" {
-			continue
+			return nil
 		}
 		ts, err := testsByID(g, append(append([]string{}, inst.FailToPass...), inst.PassToPass...))
 		if err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", f.Name(), line, err)
+			return err
 		}
 		st := execStep{inst: inst, tests: ts}
 		for _, fn := range inst.Functions {
@@ -88,8 +86,12 @@ func LoadExecJudge(dir string, sb *sandbox.Sandbox, python string, log *zap.Logg
 			}
 		}
 		j.steps[inst.InstanceID] = st
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("execution judge: %w", err)
 	}
-	return j, sc.Err()
+	return j, nil
 }
 
 func containsStr(xs []string, s string) bool {

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"dialogfarm/configgen"
+	"dialogfarm/internal/runfiles"
 	"dialogfarm/profiles"
 )
 
@@ -89,7 +90,7 @@ func (a *app) configs(cmd *cobra.Command, args []string) error {
 		if err != nil {
 			return fmt.Errorf("encode stats: %w", err)
 		}
-		if err := profiles.WriteFileAtomic(path, append(data, '\n')); err != nil {
+		if err := runfiles.WriteAtomic(path, append(data, '\n')); err != nil {
 			return err
 		}
 	}

@@ -15,9 +15,10 @@ import (
 
 	"dialogfarm/adapter"
 	"dialogfarm/dialog"
+	"dialogfarm/internal/jsonl"
+	"dialogfarm/internal/runfiles"
 	"dialogfarm/judge"
 	"dialogfarm/pool"
-	"dialogfarm/profiles"
 )
 
 func judgeCmd(a *app) *cobra.Command {
@@ -130,7 +131,7 @@ func (a *app) judge(ctx context.Context) error {
 	}
 	// Written whole or not at all: --out may be the dialogues file a
 	// later export reads.
-	if err := profiles.WriteFileAtomic(out, buf.Bytes()); err != nil {
+	if err := runfiles.WriteAtomic(out, buf.Bytes()); err != nil {
 		return fmt.Errorf("judge: %w", err)
 	}
 	mode := "rules-only"
@@ -142,7 +143,7 @@ func (a *app) judge(ctx context.Context) error {
 		fmt.Fprintf(a.stdout, "%d verdicts fell back to the rules because the judge model failed (judge_error in %s); run judge again to score them\n", n, out)
 	}
 	if path := a.v.GetString("scores"); path != "" {
-		if err := profiles.WriteFileAtomic(path, scores.Bytes()); err != nil {
+		if err := runfiles.WriteAtomic(path, scores.Bytes()); err != nil {
 			return fmt.Errorf("judge: %w", err)
 		}
 		fmt.Fprintf(a.stdout, "scores: %s\n", path)
@@ -180,16 +181,16 @@ func readDialogues(path string) (out []dialog.Dialogue, torn bool, err error) {
 		return nil, false, fmt.Errorf("read dialogues: %w", err)
 	}
 	defer f.Close()
-	torn, err = dialog.ReadJSONL(f, func(n int, line []byte) error {
+	torn, err = jsonl.EachLog(f, path, func(_ int, line []byte) error {
 		var d dialog.Dialogue
 		if err := json.Unmarshal(line, &d); err != nil {
-			return fmt.Errorf("line %d: %w", n, err)
+			return err
 		}
 		out = append(out, d)
 		return nil
 	})
 	if err != nil {
-		return nil, false, fmt.Errorf("read %s: %w", path, err)
+		return nil, false, fmt.Errorf("read dialogues: %w", err)
 	}
 	return out, torn, nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"dialogfarm/analyst"
 	"dialogfarm/dialog"
+	"dialogfarm/internal/runfiles"
 	"dialogfarm/pipeline"
 	"dialogfarm/profiles"
 	"dialogfarm/sft"
@@ -106,7 +107,7 @@ func (a *app) report() error {
 	if err := r.Secrets.WriteSummary(a.stdout); err != nil {
 		return err
 	}
-	if err := profiles.WriteFileAtomic(jsonPath, append(data, '\n')); err != nil {
+	if err := runfiles.WriteAtomic(jsonPath, append(data, '\n')); err != nil {
 		return err
 	}
 	htmlPath := pipeline.ReportHTMLPath(jsonPath)

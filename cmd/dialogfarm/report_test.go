@@ -9,6 +9,7 @@ import (
 
 	"dialogfarm/analyst"
 	"dialogfarm/dialog"
+	"dialogfarm/internal/jsonl"
 )
 
 // TestReportOnRecordedRun reports on the sft package's recorded dialogues,
@@ -16,7 +17,7 @@ import (
 func TestReportOnRecordedRun(t *testing.T) {
 	run := t.TempDir()
 	src := fixtureDialogues(t)
-	dialogues, err := analyst.ReadJSONL[dialog.Dialogue](src)
+	dialogues, err := jsonl.Read[dialog.Dialogue](src)
 	if err != nil {
 		t.Fatal(err)
 	}

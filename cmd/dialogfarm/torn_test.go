@@ -66,7 +66,7 @@ func TestTornLastLine(t *testing.T) {
 		{"judge", "--rules-only", "--in", in, "--out", judged},
 		{"report", "--profile", "default", "--run", dir},
 	} {
-		if _, err := runPoolCLI(t, args...); err == nil || !strings.Contains(err.Error(), "line 1") {
+		if _, err := runPoolCLI(t, args...); err == nil || !strings.Contains(err.Error(), "dialogues.jsonl:1: ") {
 			t.Errorf("%s with a bad first line: %v", args[0], err)
 		}
 	}

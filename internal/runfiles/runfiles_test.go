@@ -1,8 +1,11 @@
 package runfiles
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -74,5 +77,51 @@ func TestModes(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(f2); string(b) != "xy" {
 		t.Errorf("append: %q", b)
+	}
+}
+
+// TestWriteAtomic: the file is replaced whole with FileMode and no
+// temporary file is left; writers of one path at the same time each
+// replace it whole (with a fixed temporary name, one writer's rename finds
+// its file gone or renames another's half-written one).
+func TestWriteAtomic(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "plan.json")
+	if err := os.WriteFile(path, []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteAtomic(path, []byte("new")); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "new" {
+		t.Errorf("content %q", b)
+	}
+	if m := mode(t, path); m != 0o600 {
+		t.Errorf("mode %o, want 600", m)
+	}
+
+	const writers = 8
+	bodies := make([][]byte, writers)
+	errs := make(chan error, writers)
+	for i := range bodies {
+		bodies[i] = []byte(strings.Repeat(string(rune('a'+i)), 1<<20))
+		go func() { errs <- WriteAtomic(path, bodies[i]) }()
+	}
+	for range writers {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	got, _ := os.ReadFile(path)
+	if !slices.ContainsFunc(bodies, func(b []byte) bool { return bytes.Equal(b, got) }) {
+		t.Errorf("the file is no writer's whole body (%d bytes)", len(got))
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 {
+		t.Errorf("folder holds %d entries, want only plan.json: %v", len(entries), entries)
+	}
+
+	if err := WriteAtomic(filepath.Join(dir, "missing", "x.json"), nil); err == nil || !strings.Contains(err.Error(), "missing/x.json") {
+		t.Errorf("write into a missing folder: err = %v", err)
 	}
 }
