@@ -39,8 +39,11 @@ type CollectConfig struct {
 // Progress says how far a collected run has got.
 type Progress struct {
 	Done, Total, OK, Failed, Dead, Retried int
-	Elapsed                                time.Duration
-	Last                                   dialog.Dialogue
+	// Refused counts results and attempts not bound to a delivery of
+	// their job to the worker that published them (see seal.go).
+	Refused int
+	Elapsed time.Duration
+	Last    dialog.Dialogue
 }
 
 // FailedStepDead is the failed step of a dead-lettered config's record.
@@ -59,6 +62,10 @@ func (q *Queue) Collect(ctx context.Context, cfg CollectConfig, log *zap.Logger)
 	}
 	if len(remaining) == 0 {
 		return prog, nil
+	}
+	key, err := q.runKey(ctx, cfg.Run)
+	if err != nil {
+		return prog, err
 	}
 	type item struct {
 		kind string
@@ -153,11 +160,11 @@ func (q *Queue) Collect(ctx context.Context, cfg CollectConfig, log *zap.Logger)
 		var err error
 		switch it.kind {
 		case "result":
-			err = q.collectResult(it.msg, cfg, remaining, &prog)
+			err = q.collectResult(it.msg, cfg, key, remaining, &prog, log)
 		case "dead":
 			err = q.collectDead(it.msg, cfg, remaining, &prog)
 		case "event":
-			err = q.collectEvent(ctx, it.msg, cfg, &prog, log)
+			err = q.collectEvent(ctx, it.msg, cfg, key, &prog, log)
 		}
 		if err != nil {
 			_ = it.msg.Nak()
@@ -203,14 +210,36 @@ func (q *Queue) Collect(ctx context.Context, cfg CollectConfig, log *zap.Logger)
 	}
 }
 
-func (q *Queue) collectResult(msg jetstream.Msg, cfg CollectConfig, remaining map[string]bool, prog *Progress) error {
+// bound says whether a result or attempt that came on subject, for config
+// id with delivery dl, is from a worker the config's job was delivered to:
+// its subject names the config and the user that published it, and it
+// echoes the job's seal. Otherwise it is logged and counted as refused.
+func bound(subject, prefix, run, id string, dl Delivery, key []byte, cfg CollectConfig, prog *Progress, log *zap.Logger) bool {
+	config, user, ok := subjectUser(subject, prefix)
+	if ok && config == token(id) && sealed(key, run, id, dl.Nonce, dl.Token) {
+		return true
+	}
+	prog.Refused++
+	cfg.Metrics.Refused()
+	log.Warn("refused a result not bound to a delivery of its job to the worker that published it",
+		zap.String("subject", subject), zap.String("user", user), zap.String("config", id), zap.Uint64("job_seq", dl.JobSeq))
+	return false
+}
+
+func (q *Queue) collectResult(msg jetstream.Msg, cfg CollectConfig, key []byte, remaining map[string]bool, prog *Progress, log *zap.Logger) error {
 	var r Result
 	if err := json.Unmarshal(msg.Data(), &r); err != nil {
-		return fmt.Errorf("result %s: %w", msg.Subject(), err)
+		log.Warn("refused an undecodable result", zap.String("subject", msg.Subject()), zap.Error(err))
+		prog.Refused++
+		cfg.Metrics.Refused()
+		return nil
 	}
 	id := r.Dialogue.ConfigID
 	if !remaining[id] {
-		return nil // an outcome this run already has
+		return nil // an outcome this run already has (or none it waits for)
+	}
+	if !bound(msg.Subject(), resultPrefix(cfg.Run), cfg.Run, id, r.Delivery, key, cfg, prog, log) {
+		return nil
 	}
 	if !cfg.Records.Done(id) {
 		if err := cfg.Records.Append(r.Dialogue); err != nil {
@@ -264,11 +293,17 @@ func (q *Queue) collectDead(msg jetstream.Msg, cfg CollectConfig, remaining map[
 
 // collectEvent writes a retried attempt, or turns a max-deliveries
 // advisory for one of this run's jobs into a dead letter.
-func (q *Queue) collectEvent(ctx context.Context, msg jetstream.Msg, cfg CollectConfig, prog *Progress, log *zap.Logger) error {
+func (q *Queue) collectEvent(ctx context.Context, msg jetstream.Msg, cfg CollectConfig, key []byte, prog *Progress, log *zap.Logger) error {
 	if !strings.HasPrefix(msg.Subject(), "$JS.EVENT.") {
 		var a Attempt
 		if err := json.Unmarshal(msg.Data(), &a); err != nil {
-			return fmt.Errorf("attempt %s: %w", msg.Subject(), err)
+			log.Warn("refused an undecodable attempt", zap.String("subject", msg.Subject()), zap.Error(err))
+			prog.Refused++
+			cfg.Metrics.Refused()
+			return nil
+		}
+		if !bound(msg.Subject(), attemptPrefix(cfg.Run), cfg.Run, a.Dialogue.ConfigID, a.Delivery, key, cfg, prog, log) {
+			return nil
 		}
 		prog.Retried++
 		if cfg.Attempts != nil {

@@ -92,7 +92,7 @@ func (p *stallProxy) resume()     { p.gate.Unlock() }
 // side of it on a single server.
 func TestCollectorPullsAgainAfterNoHeartbeat(t *testing.T) {
 	dir := t.TempDir()
-	srv, err := StartServer(context.Background(), ServerConfig{StoreDir: filepath.Join(dir, "store"), Listen: "127.0.0.1:-1"})
+	srv, err := StartServer(context.Background(), ServerConfig{StoreDir: filepath.Join(dir, "store"), Listen: "127.0.0.1:-1", InsecureAnonymous: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,7 +243,7 @@ func TestCollectAfterACollectorDied(t *testing.T) {
 	}
 	failed := okDialogue(c)
 	failed.Status, failed.Error = dialog.StatusFailed, "upstream 429"
-	publish(attemptSubject("r1", c.ID), Attempt{Run: "r1", Attempt: 1, Dialogue: failed})
+	publish(attemptSubject("r1", c.ID, Anonymous), Attempt{Run: "r1", Attempt: 1, Delivery: delivered(t, r.q, "r1", c.ID), Dialogue: failed})
 
 	// The first collector takes the attempt and never returns from
 	// handling it: its process dies there.
@@ -258,7 +258,7 @@ func TestCollectAfterACollectorDied(t *testing.T) {
 	kill()
 	first.Wait()
 
-	publish(resultSubject("r1", c.ID), Result{Run: "r1", Attempt: 2, Dialogue: okDialogue(c)})
+	publish(resultSubject("r1", c.ID, Anonymous), Result{Run: "r1", Attempt: 2, Delivery: delivered(t, r.q, "r1", c.ID), Dialogue: okDialogue(c)})
 	recs := newMemRecords()
 	var attempts []Attempt
 	cctx, cancel := context.WithTimeout(ctx, 15*time.Second)
@@ -271,4 +271,19 @@ func TestCollectAfterACollectorDied(t *testing.T) {
 	if recs.appends[c.ID] != 1 || len(attempts) != 1 || attempts[0].Dialogue.Error != "upstream 429" {
 		t.Errorf("records %v, attempts %+v", recs.appends, attempts)
 	}
+}
+
+// delivered is the seal a delivery of run's config id carries, as a worker
+// that was delivered its job echoes it.
+func delivered(tb testing.TB, q *Queue, run, id string) Delivery {
+	tb.Helper()
+	key, err := q.runKey(context.Background(), run)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	nonce, err := newNonce()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return Delivery{Nonce: nonce, Token: seal(key, run, id, nonce)}
 }

@@ -16,6 +16,7 @@ type Metrics struct {
 	dialogues *prometheus.CounterVec
 	retries   prometheus.Counter
 	dead      prometheus.Counter
+	refused   prometheus.Counter
 	busySims  prometheus.Gauge
 	dialogue  prometheus.Histogram
 	turn      prometheus.Histogram
@@ -37,6 +38,8 @@ func NewMetrics(worker string) *Metrics {
 			Help: "Failed dialogues handed back to be driven again.", ConstLabels: labels}),
 		dead: prometheus.NewCounter(prometheus.CounterOpts{Name: "dialogfarm_dialogues_dead_total",
 			Help: "Configs dead-lettered after their last delivery.", ConstLabels: labels}),
+		refused: prometheus.NewCounter(prometheus.CounterOpts{Name: "dialogfarm_results_refused_total",
+			Help: "Results and attempts the collector refused: not from a worker their job was delivered to.", ConstLabels: labels}),
 		busySims: prometheus.NewGauge(prometheus.GaugeOpts{Name: "dialogfarm_simulators_busy",
 			Help: "Simulators driving a dialogue now.", ConstLabels: labels}),
 		dialogue: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "dialogfarm_dialogue_seconds",
@@ -49,7 +52,7 @@ func NewMetrics(worker string) *Metrics {
 			Help: "Dialogue wall time not spent waiting for the model.", ConstLabels: labels, Buckets: buckets}),
 		editors: newEditorCollector(labels),
 	}
-	reg.MustRegister(m.dialogues, m.retries, m.dead, m.busySims, m.dialogue, m.turn, m.model, m.ui, m.editors,
+	reg.MustRegister(m.dialogues, m.retries, m.dead, m.refused, m.busySims, m.dialogue, m.turn, m.model, m.ui, m.editors,
 		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
 	return m
 }
@@ -97,6 +100,13 @@ func (m *Metrics) retried() {
 func (m *Metrics) Dead() {
 	if m != nil {
 		m.dead.Inc()
+	}
+}
+
+// Refused counts a result or attempt the collector refused.
+func (m *Metrics) Refused() {
+	if m != nil {
+		m.refused.Inc()
 	}
 }
 

@@ -161,7 +161,7 @@ func TestClusterSurvivesANodeStopping(t *testing.T) {
 			}
 		}
 		srv, err := StartServer(context.Background(), ServerConfig{Name: fmt.Sprintf("n%d", i),
-			StoreDir: filepath.Join(dir, fmt.Sprint(i)), Listen: "127.0.0.1:-1",
+			StoreDir: filepath.Join(dir, fmt.Sprint(i)), Listen: "127.0.0.1:-1", InsecureAnonymous: true,
 			Cluster: fmt.Sprintf("127.0.0.1:%d", ports[i]), ClusterName: "test", Routes: routes})
 		if err != nil {
 			t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -24,6 +25,9 @@ const (
 	EventsStream    = "DFARM_EVENTS"
 	WorkersConsumer = "workers"
 	WorkersBucket   = "dfarm_workers"
+	// RunsBucket holds each run's sealing key (see seal.go); only
+	// coordinators may read it.
+	RunsBucket = "dfarm_runs"
 
 	maxDeliveriesAdvisory = "$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES." + JobsStream + "." + WorkersConsumer
 )
@@ -55,6 +59,19 @@ type Job struct {
 	Config dialog.ChatConfig `json:"config"`
 	// MaxAttempts bounds how often a failing dialogue is driven again.
 	MaxAttempts int `json:"max_attempts"`
+	// Nonce and Token seal the job to its deliveries: a result must echo
+	// them (see seal.go).
+	Nonce string `json:"nonce"`
+	Token string `json:"token"`
+}
+
+// Delivery names the delivery of a job a result or attempt comes from:
+// the job's seal, echoed, and where it sat in the jobs stream.
+type Delivery struct {
+	Nonce string `json:"nonce"`
+	Token string `json:"token"`
+	// JobSeq is the job's sequence in the jobs stream.
+	JobSeq uint64 `json:"job_seq"`
 }
 
 // Result is a config's final record: ok, or failed for good.
@@ -62,6 +79,7 @@ type Result struct {
 	Run      string          `json:"run"`
 	Worker   string          `json:"worker"`
 	Attempt  int             `json:"attempt"`
+	Delivery Delivery        `json:"delivery"`
 	Dialogue dialog.Dialogue `json:"dialogue"`
 }
 
@@ -71,6 +89,7 @@ type Attempt struct {
 	Worker   string          `json:"worker"`
 	Attempt  int             `json:"attempt"`
 	RetryIn  float64         `json:"retry_in_seconds"`
+	Delivery Delivery        `json:"delivery"`
 	Dialogue dialog.Dialogue `json:"dialogue"`
 }
 
@@ -85,13 +104,19 @@ type DeadLetter struct {
 	At         time.Time         `json:"at"`
 }
 
-// Subjects of one run.
-func jobSubject(run, id string) string    { return "dfarm.jobs." + token(run) + "." + token(id) }
-func resultSubject(run, id string) string { return "dfarm.results." + token(run) + "." + token(id) }
-func deadSubject(run, id string) string   { return "dfarm.dead." + token(run) + "." + token(id) }
-func attemptSubject(run, id string) string {
-	return "dfarm.events." + token(run) + ".attempt." + token(id)
+// Subjects of one run. Results and attempts end in the public NKey of the
+// user that published them (Anonymous without one): a worker may publish
+// under its own name only.
+func jobSubject(run, id string) string  { return "dfarm.jobs." + token(run) + "." + token(id) }
+func deadSubject(run, id string) string { return "dfarm.dead." + token(run) + "." + token(id) }
+func resultSubject(run, id, user string) string {
+	return resultPrefix(run) + token(id) + "." + user
 }
+func attemptSubject(run, id, user string) string {
+	return attemptPrefix(run) + token(id) + "." + user
+}
+func resultPrefix(run string) string  { return "dfarm.results." + token(run) + "." }
+func attemptPrefix(run string) string { return "dfarm.events." + token(run) + ".attempt." }
 
 var safeToken = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 
@@ -111,6 +136,10 @@ type Queue struct {
 	jobs, results, dead, events jetstream.Stream
 	workers                     jetstream.Consumer
 	cfg                         QueueConfig
+	// user is who the connection authenticated as (connUser).
+	user string
+	// keys caches the runs' sealing keys (run name → []byte).
+	keys sync.Map
 }
 
 // Setup creates or updates the streams, the workers' consumer and the
@@ -129,7 +158,7 @@ func Setup(ctx context.Context, js jetstream.JetStream, cfg QueueConfig) (*Queue
 }
 
 func setup(ctx context.Context, js jetstream.JetStream, cfg QueueConfig) (*Queue, error) {
-	q := &Queue{js: js, cfg: cfg}
+	q := &Queue{js: js, cfg: cfg, user: connUser(js.Conn())}
 	r := max(cfg.Replicas, 1)
 	var err error
 	q.jobs, err = js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
@@ -176,6 +205,11 @@ func setup(ctx context.Context, js jetstream.JetStream, cfg QueueConfig) (*Queue
 	}); err != nil {
 		return nil, fmt.Errorf("bucket %s: %w", WorkersBucket, err)
 	}
+	if _, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+		Bucket: RunsBucket, Storage: jetstream.FileStorage, Replicas: r,
+	}); err != nil {
+		return nil, fmt.Errorf("bucket %s: %w", RunsBucket, err)
+	}
 	return q, nil
 }
 
@@ -199,14 +233,14 @@ func (q *Queue) Reclaim(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	*q = *nq
+	q.jobs, q.results, q.dead, q.events, q.workers = nq.jobs, nq.results, nq.dead, nq.events, nq.workers
 	return nil
 }
 
 // Open binds to streams another process set up (a worker's view): the
 // workers' consumer and the health bucket must exist.
 func Open(ctx context.Context, js jetstream.JetStream) (*Queue, error) {
-	q := &Queue{js: js}
+	q := &Queue{js: js, user: connUser(js.Conn())}
 	err := retry(ctx, js.Conn(), func(ctx context.Context) (err error) {
 		q.workers, err = js.Consumer(ctx, JobsStream, WorkersConsumer)
 		return err
@@ -225,6 +259,10 @@ func Open(ctx context.Context, js jetstream.JetStream) (*Queue, error) {
 // run drives configs whose record failed). It returns how many jobs are
 // queued for configs (new and already waiting).
 func (q *Queue) Enqueue(ctx context.Context, run string, configs []dialog.ChatConfig, maxAttempts int, skip func(id string) bool) (int, error) {
+	key, err := q.runKey(ctx, run)
+	if err != nil {
+		return 0, err
+	}
 	queued := 0
 	for _, c := range configs {
 		if skip != nil && skip(c.ID) {
@@ -239,12 +277,16 @@ func (q *Queue) Enqueue(ctx context.Context, run string, configs []dialog.ChatCo
 		for _, p := range []struct {
 			s    jetstream.Stream
 			subj string
-		}{{q.results, resultSubject(run, c.ID)}, {q.dead, deadSubject(run, c.ID)}} {
+		}{{q.results, resultSubject(run, c.ID, "*")}, {q.dead, deadSubject(run, c.ID)}} {
 			if err := p.s.Purge(ctx, jetstream.WithPurgeSubject(p.subj)); err != nil {
 				return queued, fmt.Errorf("clear earlier outcome of %s: %w", c.ID, err)
 			}
 		}
-		data, err := json.Marshal(Job{Run: run, Config: c, MaxAttempts: maxAttempts})
+		nonce, err := newNonce()
+		if err != nil {
+			return queued, err
+		}
+		data, err := json.Marshal(Job{Run: run, Config: c, MaxAttempts: maxAttempts, Nonce: nonce, Token: seal(key, run, c.ID, nonce)})
 		if err != nil {
 			return queued, fmt.Errorf("encode job %s: %w", c.ID, err)
 		}
@@ -259,7 +301,8 @@ func (q *Queue) Enqueue(ctx context.Context, run string, configs []dialog.ChatCo
 }
 
 // errAlreadyDone is a publish refused because the subject already holds a
-// message: another worker's result (or dead letter) for the config won.
+// message: this worker's result for the config (published before a
+// redelivery), or the config's dead letter.
 func errAlreadyDone(err error) bool {
 	var apiErr *jetstream.APIError
 	return errors.As(err, &apiErr) && (apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence ||

@@ -31,32 +31,17 @@ type ServerConfig struct {
 	Cluster     string
 	ClusterName string
 	Routes      []string
-	// TLS, when set, is required of every client.
+	// TLS, when set, is required of every client (and, with ClientCAs,
+	// secures the cluster's routes). A Listen or Cluster address beyond
+	// loopback requires it.
 	TLS *tls.Config
-	// Nkeys, when set, are the public user NKeys allowed to connect, each
-	// with the permissions WorkerPermissions or CoordinatorPermissions
-	// give; empty means no client authentication (only sensible for an
-	// in-process or loopback server).
+	// Users are the public user NKeys allowed to connect, each with the
+	// least-privilege permissions of its role (see permissions). A server
+	// that listens (Listen set) requires them unless InsecureAnonymous.
 	Users []User
-}
-
-// User is one client an authenticated server lets in.
-type User struct {
-	// Nkey is the user's public NKey (starts with U).
-	Nkey string
-	// Role is "worker" or "coordinator".
-	Role string
-}
-
-// Check says what is wrong with u, naming the field.
-func (u User) Check() error {
-	if !nkeys.IsValidPublicUserKey(u.Nkey) {
-		return fmt.Errorf("field nkey: %q is not a public user NKey (U...)", u.Nkey)
-	}
-	if _, err := permissions(u.Role); err != nil {
-		return fmt.Errorf("field role: %w", err)
-	}
-	return nil
+	// InsecureAnonymous lets clients in without a key, with every right;
+	// only on a loopback Listen address.
+	InsecureAnonymous bool
 }
 
 // Server is a running embedded NATS server.
@@ -71,6 +56,9 @@ type Server struct {
 // StartServer starts an embedded NATS server with JetStream and waits until
 // it accepts connections.
 func StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
+	if err := cfg.Check(); err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(cfg.StoreDir, 0o700); err != nil {
 		return nil, fmt.Errorf("create farm store %s: %w", cfg.StoreDir, err)
 	}
@@ -110,6 +98,13 @@ func StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 		opts.TLSConfig = cfg.TLS
 		opts.TLS = true
 		opts.TLSVerify = cfg.TLS.ClientAuth == tls.RequireAndVerifyClientCert
+		if cfg.Cluster != "" && cfg.TLS.ClientCAs != nil {
+			// The routes: each node presents its certificate and
+			// verifies the other's against the same CA, both ways.
+			rt := cfg.TLS.Clone()
+			rt.RootCAs, rt.ClientAuth = cfg.TLS.ClientCAs, tls.RequireAndVerifyClientCert
+			opts.Cluster.TLSConfig, opts.Cluster.TLSTimeout = rt, 5
+		}
 	}
 	var own nkeys.KeyPair
 	if len(cfg.Users) > 0 {
@@ -128,7 +123,7 @@ func StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 		if err := u.Check(); err != nil {
 			return nil, fmt.Errorf("farm user %d: %w", i+1, err)
 		}
-		perms, _ := permissions(u.Role)
+		perms, _ := permissions(u.Role, u.Nkey)
 		opts.Nkeys = append(opts.Nkeys, &server.NkeyUser{Nkey: u.Nkey, Permissions: perms})
 	}
 	ns, err := server.NewServer(opts)
@@ -156,7 +151,7 @@ func (s *Server) Connect() (*nats.Conn, error) {
 		if err != nil {
 			return nil, fmt.Errorf("connect to the embedded farm server: %w", err)
 		}
-		opts = append(opts, nats.Nkey(pub, s.own.Sign))
+		opts = append(opts, nats.Nkey(pub, s.own.Sign), nats.CustomInboxPrefix(InboxPrefix(pub)))
 	}
 	nc, err := nats.Connect(s.ns.ClientURL(), opts...)
 	if err != nil {
@@ -191,18 +186,20 @@ type ClientConfig struct {
 	Name                      string
 }
 
-// Dial connects to a remote farm server.
+// Dial connects to a remote farm server. A client with a key receives its
+// replies under its own inbox prefix (InboxPrefix), the only one a worker
+// may subscribe to.
 func Dial(ctx context.Context, cfg ClientConfig) (*nats.Conn, error) {
 	opts := []nats.Option{nats.Name(cfg.Name), nats.MaxReconnects(-1), nats.RetryOnFailedConnect(false)}
-	if cfg.Creds != "" {
-		opts = append(opts, nats.UserCredentials(cfg.Creds))
+	if cfg.Creds != "" && cfg.NkeySeed != "" {
+		return nil, errors.New("connect to farm: give a credentials file or an NKey seed file, not both")
 	}
-	if cfg.NkeySeed != "" {
-		o, err := nats.NkeyOptionFromSeed(cfg.NkeySeed)
+	if cfg.Creds != "" || cfg.NkeySeed != "" {
+		auth, _, err := clientAuth(cfg.Creds, cfg.NkeySeed)
 		if err != nil {
-			return nil, fmt.Errorf("read nkey seed %s: %w", cfg.NkeySeed, err)
+			return nil, fmt.Errorf("connect to farm %s: %w", cfg.URL, err)
 		}
-		opts = append(opts, o)
+		opts = append(opts, auth...)
 	}
 	if cfg.CAFile != "" {
 		opts = append(opts, nats.RootCAs(cfg.CAFile))
@@ -218,33 +215,6 @@ func Dial(ctx context.Context, cfg ClientConfig) (*nats.Conn, error) {
 		return nil, fmt.Errorf("connect to farm %s: %w", cfg.URL, err)
 	}
 	return nc, nil
-}
-
-// permissions are least-privilege rights per role. A worker may pull jobs,
-// acknowledge them, publish results, attempts and dead letters, and report
-// its health; it cannot publish jobs, read results or delete anything. A
-// coordinator enqueues, collects and manages streams.
-func permissions(role string) (*server.Permissions, error) {
-	switch role {
-	case "worker":
-		return &server.Permissions{
-			Publish: &server.SubjectPermission{Allow: []string{
-				"$JS.API.CONSUMER.MSG.NEXT." + JobsStream + "." + WorkersConsumer,
-				"$JS.API.CONSUMER.INFO." + JobsStream + "." + WorkersConsumer,
-				"$JS.API.STREAM.INFO.*", "$JS.API.INFO",
-				"$JS.ACK." + JobsStream + ".>",
-				"dfarm.results.>", "dfarm.dead.>", "dfarm.events.>",
-				"$KV." + WorkersBucket + ".>", "$JS.API.STREAM.INFO.KV_" + WorkersBucket,
-			}},
-			Subscribe: &server.SubjectPermission{Allow: []string{"_INBOX.>"}},
-		}, nil
-	case "coordinator":
-		return &server.Permissions{
-			Publish:   &server.SubjectPermission{Allow: []string{"$JS.API.>", "$JS.ACK.>", "dfarm.>", "$KV.>"}},
-			Subscribe: &server.SubjectPermission{Allow: []string{"_INBOX.>", "dfarm.>", "$KV.>"}},
-		}, nil
-	}
-	return nil, fmt.Errorf("%q: want worker or coordinator", role)
 }
 
 // JetStream wraps a connection in the JetStream API.

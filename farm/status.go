@@ -17,7 +17,11 @@ import (
 
 // Health is what a worker last said about itself.
 type Health struct {
-	Worker  string    `json:"worker"`
+	Worker string `json:"worker"`
+	// User is the public NKey the worker authenticated as: its entry's
+	// key is <user>.<worker>, and a worker may write under its own user
+	// only. Status fills it from the key.
+	User    string    `json:"user,omitempty"`
 	Host    string    `json:"host"`
 	Slots   int       `json:"slots"`
 	Busy    int       `json:"busy"`
@@ -45,7 +49,7 @@ func (w *Worker) reportHealth(ctx context.Context) {
 		w.log.Warn("open worker health bucket", zap.Error(err))
 		return
 	}
-	key := token(w.cfg.ID)
+	key := healthKey(w.q.user, w.cfg.ID)
 	usage := w.editorUsage()
 	put := func(ctx context.Context) {
 		w.mu.Lock()
@@ -72,6 +76,10 @@ func (w *Worker) reportHealth(ctx context.Context) {
 		}
 	}
 }
+
+// healthKey is the key of a worker's health entry: under its user, the
+// only keys it may write.
+func healthKey(user, worker string) string { return user + "." + token(worker) }
 
 // editorUsage returns what reads the worker's editor: the CPU it used since
 // the previous reading, in cores (0 at the first), and its resident memory.
@@ -122,22 +130,23 @@ func readStatus(ctx context.Context, js jetstream.JetStream, run string) (Status
 		if err != nil {
 			return 0, fmt.Errorf("stream %s: %w", stream, err)
 		}
-		if run == "" {
-			info, err := s.Info(ctx)
-			if err != nil {
-				return 0, err
-			}
-			return info.State.Msgs, nil
+		filter := prefix + ">"
+		if run != "" {
+			filter = prefix + token(run) + ".>"
 		}
-		info, err := s.Info(ctx, jetstream.WithSubjectFilter(prefix+token(run)+".>"))
+		info, err := s.Info(ctx, jetstream.WithSubjectFilter(filter))
 		if err != nil {
 			return 0, err
 		}
-		var n uint64
-		for _, c := range info.State.Subjects {
-			n += c
+		// Configs, not messages: a config's results (one per worker it
+		// was delivered to) count once.
+		configs := map[string]bool{}
+		for subj := range info.State.Subjects {
+			if t := strings.SplitN(subj, ".", 5); len(t) >= 4 {
+				configs[strings.Join(t[:4], ".")] = true
+			}
 		}
-		return n, nil
+		return uint64(len(configs)), nil
 	}
 	var err error
 	if st.Queued, err = count(JobsStream, "dfarm.jobs."); err != nil {
@@ -171,9 +180,17 @@ func readStatus(ctx context.Context, js jetstream.JetStream, run string) (Status
 			return st, fmt.Errorf("worker %s: %w", k, err)
 		}
 		var h Health
-		if json.Unmarshal(e.Value(), &h) == nil {
-			st.Workers = append(st.Workers, h)
+		if json.Unmarshal(e.Value(), &h) != nil {
+			continue
 		}
+		// An entry under one user that names another worker's key is
+		// not that worker's.
+		user, _, _ := strings.Cut(k, ".")
+		if k != healthKey(user, h.Worker) {
+			continue
+		}
+		h.User = user
+		st.Workers = append(st.Workers, h)
 	}
 	sort.Slice(st.Workers, func(i, j int) bool { return st.Workers[i].Worker < st.Workers[j].Worker })
 	return st, nil

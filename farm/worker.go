@@ -204,10 +204,11 @@ func (w *Worker) handle(ctx context.Context, slot int, msg jetstream.Msg) {
 	d := out.Dialogue
 	d.Worker = w.cfg.ID
 	w.metrics.observe(d)
+	dl := Delivery{Nonce: job.Nonce, Token: job.Token, JobSeq: meta.Sequence.Stream}
 	if d.Status != dialog.StatusOK && out.Retry && attempt < job.MaxAttempts {
 		delay := w.cfg.Backoff[min(attempt-1, len(w.cfg.Backoff)-1)]
-		a := Attempt{Run: job.Run, Worker: w.cfg.ID, Attempt: attempt, RetryIn: delay.Seconds(), Dialogue: d}
-		if err := w.publish(ctx, attemptSubject(job.Run, job.Config.ID), a, false); err != nil {
+		a := Attempt{Run: job.Run, Worker: w.cfg.ID, Attempt: attempt, RetryIn: delay.Seconds(), Delivery: dl, Dialogue: d}
+		if err := w.publish(ctx, attemptSubject(job.Run, job.Config.ID, w.q.user), a, false); err != nil {
 			log.Warn("publish attempt", zap.Error(err))
 		}
 		log.Warn("dialogue failed; retrying", zap.String("step", d.FailedStep), zap.String("error", d.Error), zap.Duration("in", delay))
@@ -216,8 +217,8 @@ func (w *Worker) handle(ctx context.Context, slot int, msg jetstream.Msg) {
 		_ = msg.NakWithDelay(delay)
 		return
 	}
-	res := Result{Run: job.Run, Worker: w.cfg.ID, Attempt: attempt, Dialogue: d}
-	if err := w.publish(ctx, resultSubject(job.Run, job.Config.ID), res, true); err != nil {
+	res := Result{Run: job.Run, Worker: w.cfg.ID, Attempt: attempt, Delivery: dl, Dialogue: d}
+	if err := w.publish(ctx, resultSubject(job.Run, job.Config.ID, w.q.user), res, true); err != nil {
 		log.Warn("publish result; handed back", zap.Error(err))
 		_ = msg.Nak()
 		return
@@ -238,8 +239,9 @@ func (w *Worker) handle(ctx context.Context, slot int, msg jetstream.Msg) {
 	})
 }
 
-// publish sends v; firstWins publishes only when the subject is empty, and
-// a subject that already holds a message counts as published.
+// publish sends v; firstWins publishes only when the subject (this
+// worker's result for the config) is empty, and a subject that already
+// holds one counts as published.
 func (w *Worker) publish(ctx context.Context, subject string, v any, firstWins bool) error {
 	data, err := json.Marshal(v)
 	if err != nil {

@@ -1,14 +1,15 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
+	neturl "net/url"
 	"os"
 	"path/filepath"
 	"time"
@@ -17,7 +18,6 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"go.uber.org/zap"
-	"gopkg.in/yaml.v3"
 
 	"dialogfarm/configgen"
 	"dialogfarm/farm"
@@ -30,7 +30,7 @@ func addFarmFlags(cmd *cobra.Command) {
 	f.SetNormalizeFunc(natsAliases)
 	f.Int("attempts", 3, "how often a failing dialogue is driven (a timed-out step under load is retried on a fresh window)")
 	f.String("nats", "", "address of a shared farm (dialogfarm farm serve or a NATS cluster with JetStream), e.g. tls://farm.example:4222; empty: embedded in this process")
-	f.String("nats-creds", "", "NATS credentials file (JWT + NKey seed) for --nats (--creds says the same)")
+	f.String("nats-creds", "", "credentials for --nats: a file farm serve made (NKey seed) or a NATS credentials file (JWT + NKey seed); --creds says the same")
 	f.String("nats-nkey", "", "file holding a NATS user NKey seed for --nats (see dialogfarm farm nkey)")
 	f.String("nats-ca", "", "CA certificate that signed the farm server's TLS certificate")
 	f.String("nats-cert", "", "client TLS certificate for --nats (when the server requires one)")
@@ -111,9 +111,18 @@ func farmCmd(a *app) *cobra.Command {
 		Long: `farm serve runs an embedded NATS server with JetStream for a farm of many
 machines. Runs (dialogfarm run|drive --nats URL) enqueue their configs and
 collect the results; workers (dialogfarm worker --nats URL) pull jobs and
-drive their own editors. Give --users to require NKey authentication with
-least-privilege permissions (a worker can pull jobs and publish results,
-nothing else) and --tls-cert/--tls-key to require TLS.`,
+drive their own editors.
+
+Every client authenticates. On its first start farm serve makes a
+coordinator's credentials and --workers workers' (NKey seeds, mode 0600) in
+STORE/creds and prints which file goes to which machine and the command to
+run there; later starts reuse them (a larger --workers adds files). A worker
+may pull jobs, publish its own results and health, and nothing else; a
+coordinator enqueues, collects and manages the streams. --users FILE lets
+in the NKeys it lists instead. --insecure-anonymous lets anyone in with
+every right, on a loopback --listen only. A --listen beyond loopback
+requires TLS (--tls-cert, --tls-key; --tls-ca to require client
+certificates), and a --cluster beyond loopback also --tls-ca.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return a.farmServe(cmd.Context()) },
 	}
@@ -123,7 +132,9 @@ nothing else) and --tls-cert/--tls-key to require TLS.`,
 	f.String("name", "", "server name (unique in a cluster; default the host name)")
 	f.String("cluster", "", "this node's cluster address (host:port) for a cluster of farm servers")
 	f.StringSlice("routes", nil, "the other nodes' cluster addresses (nats://host:port)")
-	f.String("users", "", "YAML file: a list of {nkey: U..., role: worker|coordinator}; empty: no client authentication (only on a trusted network)")
+	f.String("users", "", "YAML file: a list of {nkey: U..., role: worker|coordinator} to let in; empty: the credentials in STORE/creds (made on the first start)")
+	f.Int("workers", 4, "worker credentials to make in STORE/creds, one per worker machine (a later start with more adds files)")
+	f.Bool("insecure-anonymous", false, "let clients in without credentials, with every right (loopback --listen only; for a farm on one machine)")
 	f.String("tls-cert", "", "server TLS certificate")
 	f.String("tls-key", "", "server TLS key")
 	f.String("tls-ca", "", "CA of client certificates; when set, clients must present one")
@@ -150,21 +161,18 @@ func (a *app) farmServe(ctx context.Context) error {
 	if cfg.Listen == "" {
 		return errors.New("farm serve: --listen is required")
 	}
-	if path := a.v.GetString("users"); path != "" {
-		data, err := os.ReadFile(path)
+	var creds *farm.Creds
+	switch path := a.v.GetString("users"); {
+	case path != "" && a.v.GetBool("insecure-anonymous"):
+		return errors.New("farm serve: --users and --insecure-anonymous: give one")
+	case path != "":
+		users, err := farm.ReadUsers(path)
 		if err != nil {
-			return fmt.Errorf("read --users: %w", err)
+			return err
 		}
-		dec := yaml.NewDecoder(bytes.NewReader(data))
-		dec.KnownFields(true)
-		if err := dec.Decode(&cfg.Users); err != nil {
-			return fmt.Errorf("%s: %w", path, err)
-		}
-		for i, u := range cfg.Users {
-			if err := u.Check(); err != nil {
-				return fmt.Errorf("%s: user %d: %w", path, i+1, err)
-			}
-		}
+		cfg.Users = users
+	case a.v.GetBool("insecure-anonymous"):
+		cfg.InsecureAnonymous = true
 	}
 	if cert, key := a.v.GetString("tls-cert"), a.v.GetString("tls-key"); cert != "" || key != "" {
 		tc, err := serverTLS(cert, key, a.v.GetString("tls-ca"))
@@ -172,6 +180,19 @@ func (a *app) farmServe(ctx context.Context) error {
 			return err
 		}
 		cfg.TLS = tc
+	}
+	if cfg.Users == nil && !cfg.InsecureAnonymous {
+		// Refuse an address that is refused anyway before making files.
+		check := cfg
+		check.Users = []farm.User{{}}
+		if err := check.Check(); err != nil {
+			return err
+		}
+		c, err := farm.EnsureCreds(filepath.Join(cfg.StoreDir, farm.CredsDir), a.v.GetInt("workers"))
+		if err != nil {
+			return err
+		}
+		creds, cfg.Users = &c, c.Users
 	}
 	srv, err := farm.StartServer(ctx, cfg)
 	if err != nil {
@@ -194,9 +215,64 @@ func (a *app) farmServe(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(a.stdout, "farm: serving on %s (store %s); stop with Ctrl+C\n", srv.ClientURL(), cfg.StoreDir)
+	url := advertisedURL(srv.ClientURL())
+	fmt.Fprintf(a.stdout, "farm: serving on %s (store %s); stop with Ctrl+C\n", url, cfg.StoreDir)
+	switch {
+	case creds != nil:
+		printHandout(a.stdout, url, *creds, cfg.TLS)
+	case cfg.InsecureAnonymous:
+		fmt.Fprintln(a.stdout, "farm: WARNING: --insecure-anonymous: any local user can read the jobs (code context), forge results and delete the streams")
+	}
 	<-ctx.Done()
 	return nil
+}
+
+// advertisedURL is the URL clients use: a server listening on every
+// interface is reached by the host's name.
+func advertisedURL(clientURL string) string {
+	u, err := neturl.Parse(clientURL)
+	if err != nil {
+		return clientURL
+	}
+	if ip := net.ParseIP(u.Hostname()); ip != nil && ip.IsUnspecified() {
+		if host, err := os.Hostname(); err == nil {
+			u.Host = net.JoinHostPort(host, u.Port())
+		}
+	}
+	return u.String()
+}
+
+// printHandout says which credentials file goes to which machine and what
+// to run there.
+func printHandout(w io.Writer, url string, c farm.Creds, tc *tls.Config) {
+	abs := func(p string) string {
+		if a, err := filepath.Abs(p); err == nil {
+			return a
+		}
+		return p
+	}
+	state := "reused from"
+	if len(c.Made) > 0 {
+		state = fmt.Sprintf("made %d new in", len(c.Made))
+	}
+	extra := ""
+	if tc != nil {
+		extra = " --nats-ca CA.pem"
+		if tc.ClientCAs != nil {
+			extra += " --nats-cert CLIENT.pem --nats-key CLIENT-key.pem"
+		}
+	}
+	fmt.Fprintf(w, "farm: clients need credentials (%s %s); each file is a secret for one machine: copy it there (mode 0600) and give its path\n", state, abs(c.Dir))
+	fmt.Fprintf(w, "farm: coordinator (where runs start; also status --nats): %s\n", abs(c.Coordinator))
+	fmt.Fprintf(w, "    dialogfarm run --nats %s --creds %s%s --sessions 0 ...\n", url, abs(c.Coordinator), extra)
+	for i, f := range c.Workers {
+		fmt.Fprintf(w, "farm: worker machine %d: %s\n", i+1, abs(f))
+		fmt.Fprintf(w, "    dialogfarm worker --nats %s --creds %s%s\n", url, abs(f), extra)
+	}
+	fmt.Fprintf(w, "farm: a worker's file lets it pull jobs and publish its own results and health, nothing else; more workers: restart with --workers N; other nodes of a cluster: --users %s\n", abs(c.UsersFile))
+	if tc != nil {
+		fmt.Fprintln(w, "farm: CA.pem is the CA that signed --tls-cert (clients verify the server with it)")
+	}
 }
 
 func serverTLS(certFile, keyFile, caFile string) (*tls.Config, error) {

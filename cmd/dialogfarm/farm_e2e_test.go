@@ -24,10 +24,11 @@ import (
 )
 
 // TestFarmServeTwoWorkers runs a farm of many machines on one, as docs/farm.md's
-// "Many machines" section says: `farm nkey` makes a worker's and a
-// coordinator's key, `farm serve --users` holds the queue on a loopback
-// address, two `worker --sessions 1` processes (each with its own
-// code-server and Chromium) pull jobs, and `run --nats --sessions 0`
+// "Many machines" section says: `farm serve` holds the queue on a loopback
+// address and makes a coordinator's and two workers' credentials, two
+// `worker --sessions 1` processes (each with its own code-server and
+// Chromium, each with its own credentials, started with the line farm
+// serve printed) pull jobs, and `run --nats --sessions 0`
 // enqueues the configs and collects the records into its run folder. Every
 // config must have exactly one record there, both workers must have driven
 // some, and `status --nats` must show both workers healthy. The first
@@ -40,28 +41,10 @@ func TestFarmServeTwoWorkers(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 
-	// Keys and users, as docs/farm.md's many-machines section makes them.
-	pubKey := func(name string) (seed, pub string) {
-		seed = filepath.Join(tmp, "keys", name+".nk")
-		out, err := exec.Command(bin, "farm", "nkey", "--seed-file", seed).CombinedOutput()
-		if err != nil {
-			t.Fatalf("farm nkey: %v\n%s", err, out)
-		}
-		pub = regexp.MustCompile(`(?m)^U[A-Z0-9]{55}$`).FindString(string(out))
-		if pub == "" {
-			t.Fatalf("farm nkey printed no public key:\n%s", out)
-		}
-		return seed, pub
-	}
-	workerSeed, workerPub := pubKey("worker")
-	coordSeed, coordPub := pubKey("coordinator")
-	users := filepath.Join(tmp, "users.yaml")
-	if err := os.WriteFile(users, []byte("- {nkey: "+workerPub+", role: worker}\n- {nkey: "+coordPub+", role: coordinator}\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-
-	// The farm server, on any free loopback port; its first line names it.
-	serve := exec.CommandContext(ctx, bin, "farm", "serve", "--listen", "127.0.0.1:0", "--store", filepath.Join(tmp, "store"), "--users", users)
+	// The farm server, on any free loopback port, with the credentials it
+	// makes on its first start; its first line names it, the next ones
+	// say which file goes to which machine and what to run there.
+	serve := exec.CommandContext(ctx, bin, "farm", "serve", "--listen", "127.0.0.1:0", "--store", filepath.Join(tmp, "store"), "--workers", "2")
 	serveOut, err := serve.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -72,12 +55,21 @@ func TestFarmServeTwoWorkers(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer stopProcess(serve)
-	line, err := bufio.NewReader(serveOut).ReadString('\n')
-	m := regexp.MustCompile(`serving on (nats://\S+)`).FindStringSubmatch(line)
-	if m == nil {
-		t.Fatalf("farm serve: %q, %v\n%s", line, err, serveErr.String())
+	var handout strings.Builder
+	for lines := bufio.NewReader(serveOut); !strings.Contains(handout.String(), "other nodes of a cluster"); {
+		line, err := lines.ReadString('\n')
+		handout.WriteString(line)
+		if err != nil {
+			t.Fatalf("farm serve: %v\n%s\n%s", err, handout.String(), serveErr.String())
+		}
 	}
-	url := m[1]
+	m := regexp.MustCompile(`serving on (nats://\S+)`).FindStringSubmatch(handout.String())
+	workerCmds := regexp.MustCompile(`(?m)^    dialogfarm worker --nats (\S+) --creds (\S+)$`).FindAllStringSubmatch(handout.String(), -1)
+	coord := regexp.MustCompile(`(?m)^    dialogfarm run --nats \S+ --creds (\S+) `).FindStringSubmatch(handout.String())
+	if m == nil || len(workerCmds) != 2 || coord == nil {
+		t.Fatalf("farm serve's hand-out:\n%s", handout.String())
+	}
+	url, coordCreds := m[1], coord[1]
 	go func() { _, _ = io.Copy(io.Discard, serveOut) }()
 
 	model := llmtest.New(t, func(r llmtest.Request) llmtest.Reply {
@@ -94,7 +86,8 @@ func TestFarmServeTwoWorkers(t *testing.T) {
 	var workers []*exec.Cmd
 	var workerLogs []*lockedBuffer
 	for i := range 2 {
-		args := []string{"worker", "--root", root, "--config", cfgPath, "--nats", url, "--nats-nkey", workerSeed,
+		// The printed line, as a user pastes it on each machine.
+		args := []string{"worker", "--nats", workerCmds[i][1], "--creds", workerCmds[i][2], "--root", root, "--config", cfgPath,
 			"--sessions", "1", "--out", filepath.Join(tmp, fmt.Sprintf("worker%d", i+1))}
 		if i == 0 {
 			args = append(args, "--metrics-addr", "127.0.0.1:0")
@@ -109,7 +102,7 @@ func TestFarmServeTwoWorkers(t *testing.T) {
 		workers, workerLogs = append(workers, w), append(workerLogs, log)
 	}
 	status := func(args ...string) string {
-		out, err := exec.CommandContext(ctx, bin, append([]string{"status", "--nats", url, "--nats-nkey", coordSeed}, args...)...).CombinedOutput()
+		out, err := exec.CommandContext(ctx, bin, append([]string{"status", "--nats", url, "--creds", coordCreds}, args...)...).CombinedOutput()
 		if err != nil {
 			t.Fatalf("status --nats: %v\n%s", err, out)
 		}
@@ -131,7 +124,7 @@ func TestFarmServeTwoWorkers(t *testing.T) {
 	const n = 5
 	run := exec.CommandContext(ctx, bin, "run", "--root", root, "--config", cfgPath, "--profile", "default",
 		"--repos", filepath.Join(root, "examples", "sample-repo"), "--n", strconv.Itoa(n), "--seed", "7", "--out", out,
-		"--nats", url, "--nats-nkey", coordSeed, "--sessions", "0")
+		"--nats", url, "--creds", coordCreds, "--sessions", "0")
 	if runOut, err := run.CombinedOutput(); err != nil {
 		t.Fatalf("run --nats: %v\n%s\nworker 1:\n%s\nworker 2:\n%s", err, runOut, workerLogs[0], workerLogs[1])
 	}

@@ -28,7 +28,7 @@ health of every worker.`,
 	f := cmd.Flags()
 	f.SetNormalizeFunc(natsAliases)
 	f.String("nats", "", "a shared farm's address")
-	f.String("nats-creds", "", "NATS credentials file for --nats (--creds says the same)")
+	f.String("nats-creds", "", "credentials for --nats: a file farm serve made (NKey seed) or a NATS credentials file; --creds says the same")
 	f.String("nats-nkey", "", "file holding a NATS user NKey seed for --nats")
 	f.String("nats-ca", "", "CA certificate of the farm server")
 	f.String("run", "", "with --nats: count this run's results only (its name is in RUN/farm.json)")

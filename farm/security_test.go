@@ -1,0 +1,557 @@
+package farm
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/json"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"math/big"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"go.uber.org/zap/zaptest"
+
+	"dialogfarm/dialog"
+)
+
+// testCA makes a CA and a certificate it signed for 127.0.0.1 (server and
+// client use), written as PEM files in dir; it returns the server's TLS
+// config (client certificates required when mutual) and the CA file.
+func testCA(tb testing.TB, dir string, mutual bool) (*tls.Config, string) {
+	tb.Helper()
+	key := func() *ecdsa.PrivateKey {
+		k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		return k
+	}
+	caKey, leafKey := key(), key()
+	now := time.Now()
+	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "test CA"},
+		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(time.Hour), IsCA: true, BasicConstraintsValid: true,
+		KeyUsage: x509.KeyUsageCertSign}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	ca, _ := x509.ParseCertificate(caDER)
+	leafTmpl := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "farm"},
+		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(time.Hour), IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}}
+	leafDER, err := x509.CreateCertificate(rand.Reader, leafTmpl, ca, &leafKey.PublicKey, caKey)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	write := func(name, typ string, der []byte) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600); err != nil {
+			tb.Fatal(err)
+		}
+		return path
+	}
+	keyDER, _ := x509.MarshalECPrivateKey(leafKey)
+	caFile := write("ca.pem", "CERTIFICATE", caDER)
+	cert, err := tls.LoadX509KeyPair(write("cert.pem", "CERTIFICATE", leafDER), write("key.pem", "EC PRIVATE KEY", keyDER))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tc := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	if mutual {
+		pool := x509.NewCertPool()
+		pool.AddCert(ca)
+		tc.ClientCAs, tc.ClientAuth = pool, tls.RequireAndVerifyClientCert
+	}
+	return tc, caFile
+}
+
+// A server that would be open on the network does not start: no users
+// without --insecure-anonymous, anonymous never beyond loopback, and an
+// address beyond loopback (client or cluster) only with TLS. The error
+// says what to pass.
+func TestServerRefusesOpenDoors(t *testing.T) {
+	dir := t.TempDir()
+	pub, _ := userKey(t, dir, "w")
+	users := []User{{Nkey: pub, Role: "worker"}}
+	tc, _ := testCA(t, dir, false)
+	mtc, _ := testCA(t, t.TempDir(), true)
+	for _, tc := range []struct {
+		name string
+		cfg  ServerConfig
+		want string // "" starts
+	}{
+		{"loopback, no users", ServerConfig{Listen: "127.0.0.1:-1"}, "no users: give the users (farm serve --users FILE, or no flag to make them) or, on a loopback address only, --insecure-anonymous"},
+		{"loopback, anonymous on purpose", ServerConfig{Listen: "127.0.0.1:-1", InsecureAnonymous: true}, ""},
+		{"in-process only, no users", ServerConfig{}, ""},
+		{"all interfaces, anonymous", ServerConfig{Listen: "0.0.0.0:-1", InsecureAnonymous: true, TLS: tc}, "anonymous clients are only let in on a loopback address"},
+		{"empty host, anonymous", ServerConfig{Listen: ":-1", InsecureAnonymous: true, TLS: tc}, "anonymous clients are only let in on a loopback address"},
+		{"all interfaces, users, no TLS", ServerConfig{Listen: "0.0.0.0:-1", Users: users}, "is not a loopback address: clients would send jobs and results in clear; give --tls-cert FILE --tls-key FILE"},
+		{"all interfaces, users and TLS", ServerConfig{Listen: "0.0.0.0:-1", Users: users, TLS: tc}, ""},
+		{"cluster beyond loopback, no client CA", ServerConfig{Listen: "127.0.0.1:-1", Users: users, TLS: tc, Cluster: "0.0.0.0:-1"}, "give --tls-cert FILE --tls-key FILE --tls-ca FILE"},
+		{"cluster beyond loopback, mutual TLS", ServerConfig{Listen: "127.0.0.1:-1", Users: users, TLS: mtc, Cluster: "0.0.0.0:-1"}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.cfg.StoreDir = filepath.Join(t.TempDir(), "store")
+			srv, err := StartServer(context.Background(), tc.cfg)
+			if err == nil {
+				srv.Shutdown()
+			}
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("refused: %v", err)
+			case tc.want != "" && err == nil:
+				t.Errorf("started; want %q", tc.want)
+			case tc.want != "" && !strings.Contains(err.Error(), tc.want):
+				t.Errorf("got %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// A worker joins a farm beyond loopback over TLS with its key (the
+// credentials farm serve makes, given as --creds); without the CA, or
+// without a key, it is not let in.
+func TestWorkerOverTLSWithGeneratedCreds(t *testing.T) {
+	dir := t.TempDir()
+	creds, err := EnsureCreds(filepath.Join(dir, CredsDir), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc, caFile := testCA(t, dir, false)
+	srv, err := StartServer(context.Background(), ServerConfig{StoreDir: filepath.Join(dir, "store"), Listen: "0.0.0.0:-1", Users: creds.Users, TLS: tc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Shutdown()
+	url := strings.Replace(srv.ClientURL(), "0.0.0.0", "127.0.0.1", 1)
+	if !strings.HasPrefix(url, "tls://") {
+		t.Errorf("client URL %s, want tls://", url)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	coord, err := Dial(ctx, ClientConfig{URL: url, Creds: creds.Coordinator, CAFile: caFile})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer coord.Close()
+	cjs, _ := JetStream(coord)
+	if _, err := Setup(ctx, cjs, DefaultQueueConfig()); err != nil {
+		t.Fatal(err)
+	}
+	worker, err := Dial(ctx, ClientConfig{URL: url, Creds: creds.Workers[1], CAFile: caFile})
+	if err != nil {
+		t.Fatalf("a worker with its credentials over TLS: %v", err)
+	}
+	defer worker.Close()
+	wjs, _ := JetStream(worker)
+	if _, err := Open(ctx, wjs); err != nil {
+		t.Errorf("the worker opening the queue: %v", err)
+	}
+	if nc, err := Dial(ctx, ClientConfig{URL: url, CAFile: caFile}); err == nil {
+		nc.Close()
+		t.Error("an anonymous client was let in")
+	}
+	if nc, err := Dial(ctx, ClientConfig{URL: url, Creds: creds.Workers[0]}); err == nil {
+		nc.Close()
+		t.Error("a client that cannot verify the server's certificate connected")
+	}
+}
+
+// EnsureCreds makes the files once, mode 0600, and later calls reuse them
+// (the same keys), adding workers when asked for more.
+func TestEnsureCredsReusesTheFiles(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), CredsDir)
+	first, err := EnsureCreds(dir, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(first.Made) != 3 || len(first.Users) != 3 || first.Users[0].Role != "coordinator" || first.Users[2].Role != "worker" {
+		t.Fatalf("first start: %+v", first)
+	}
+	for _, f := range append([]string{first.Coordinator, first.UsersFile, dir}, first.Workers...) {
+		info, err := os.Stat(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := os.FileMode(0o600); info.IsDir() && info.Mode().Perm() != 0o700 || !info.IsDir() && info.Mode().Perm() != want {
+			t.Errorf("%s: mode %04o", f, info.Mode().Perm())
+		}
+	}
+	again, err := EnsureCreds(dir, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(again.Made) != 1 || len(again.Users) != 4 {
+		t.Fatalf("second start with 3 workers: made %v, %d users", again.Made, len(again.Users))
+	}
+	for i, u := range first.Users {
+		if again.Users[i] != u {
+			t.Errorf("user %d changed from %v to %v", i, u, again.Users[i])
+		}
+	}
+	fewer, err := EnsureCreds(dir, 1)
+	if err != nil || len(fewer.Workers) != 3 {
+		t.Errorf("a start asking for 1 worker: %d workers (%v); the files handed out keep their access", len(fewer.Workers), err)
+	}
+	users, err := ReadUsers(again.UsersFile)
+	if err != nil || len(users) != 4 {
+		t.Errorf("users.yaml as --users: %v, %v", users, err)
+	}
+	if err := os.Chmod(again.Workers[0], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := EnsureCreds(dir, 3); err == nil || !strings.Contains(err.Error(), "lets others read it; chmod 600") {
+		t.Errorf("a credentials file readable by others: %v", err)
+	}
+}
+
+// attackRig is a farm with a coordinator and two workers, each worker with
+// its own key, as `farm serve` makes them.
+type attackRig struct {
+	srv          *Server
+	q            *Queue // the coordinator's
+	cjs          jetstream.JetStream
+	seeds        []string // the workers' seed files
+	pubs         []string
+	workerConn   []*nats.Conn
+	workerQueues []*Queue
+}
+
+func startAttackRig(t *testing.T) *attackRig {
+	t.Helper()
+	dir := t.TempDir()
+	creds, err := EnsureCreds(filepath.Join(dir, CredsDir), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := StartServer(context.Background(), ServerConfig{StoreDir: filepath.Join(dir, "store"), Listen: "127.0.0.1:-1", Users: creds.Users})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Shutdown)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	r := &attackRig{srv: srv, seeds: creds.Workers, pubs: []string{creds.Users[1].Nkey, creds.Users[2].Nkey}}
+	coord, err := Dial(ctx, ClientConfig{URL: srv.ClientURL(), Creds: creds.Coordinator})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(coord.Close)
+	r.cjs, _ = JetStream(coord)
+	qc := DefaultQueueConfig()
+	qc.AckWait = 2 * time.Second
+	if r.q, err = Setup(ctx, r.cjs, qc); err != nil {
+		t.Fatal(err)
+	}
+	for _, seed := range creds.Workers {
+		nc, err := Dial(ctx, ClientConfig{URL: srv.ClientURL(), Creds: seed})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(nc.Close)
+		js, _ := JetStream(nc)
+		wq, err := Open(ctx, js)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.workerConn, r.workerQueues = append(r.workerConn, nc), append(r.workerQueues, wq)
+	}
+	return r
+}
+
+// refused says whether publishing subject on nc is refused by the server
+// (a JetStream publish that is refused never gets its acknowledgement).
+func refused(ctx context.Context, nc *nats.Conn, subject string, data []byte) error {
+	js, _ := JetStream(nc)
+	return retry(ctx, nc, func(ctx context.Context) error {
+		_, err := js.Publish(ctx, subject, data)
+		return err
+	})
+}
+
+// A second worker can read neither the first one's jobs nor the
+// coordinator's replies: it may subscribe to its own inbox prefix only,
+// and the clients use theirs.
+func TestAWorkerCannotReadAnotherWorkersInbox(t *testing.T) {
+	r := startAttackRig(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	victim, spy := r.workerConn[0], r.workerConn[1]
+	if !strings.HasPrefix(victim.NewInbox(), InboxPrefix(r.pubs[0])+".") {
+		t.Errorf("the first worker's inbox %s is not under its own prefix", victim.NewInbox())
+	}
+	// The spy subscribes to everything a worker's replies could come on.
+	seen := make(chan *nats.Msg, 64)
+	for _, subj := range []string{"_INBOX.>", InboxPrefix(r.pubs[0]) + ".>", "_INBOX_*.>", ">"} {
+		if _, err := spy.ChanSubscribe(subj, seen); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := spy.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.q.Enqueue(ctx, "run", []dialog.ChatConfig{{ID: "secret-code-context", Repo: "private"}}, 1, nil); err != nil {
+		t.Fatal(err)
+	}
+	// The victim pulls the job; the coordinator reads the farm's status
+	// (requests whose replies come to its inbox).
+	msg, err := r.workerQueues[0].workers.Next(jetstream.FetchMaxWait(5 * time.Second))
+	if err != nil {
+		t.Fatalf("the first worker's pull: %v", err)
+	}
+	if !strings.Contains(string(msg.Data()), "secret-code-context") {
+		t.Fatalf("the first worker got %s", msg.Data())
+	}
+	if _, err := ReadStatus(ctx, r.cjs, "run"); err != nil {
+		t.Fatal(err)
+	}
+	if err := spy.Flush(); err != nil { // whatever was routed to the spy has arrived
+		t.Fatal(err)
+	}
+	select {
+	case m := <-seen:
+		t.Errorf("the second worker received %s: %.200s", m.Subject, m.Data)
+	default:
+	}
+	if err := spy.LastError(); !errors.Is(err, nats.ErrPermissionViolation) {
+		t.Errorf("the second worker's subscriptions: last error %v, want a permissions violation", err)
+	}
+}
+
+// A result forged by a worker the job was never delivered to is refused,
+// whether on the config's subject, under another worker's name, under its
+// own name, or with the seal of another job that was delivered to it; the
+// genuine result, published after it, is the config's record.
+func TestAForgedResultDoesNotWin(t *testing.T) {
+	r := startAttackRig(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	// The forger is delivered a job of its own (bait), and keeps its seal;
+	// the target's job is enqueued after it and is not delivered to the
+	// forger.
+	forger, fq := r.workerConn[1], r.workerQueues[1]
+	if _, err := r.q.Enqueue(ctx, "run", []dialog.ChatConfig{{ID: "bait"}}, 1, nil); err != nil {
+		t.Fatal(err)
+	}
+	msg, err := fq.workers.Next(jetstream.FetchMaxWait(5 * time.Second))
+	if err != nil {
+		t.Fatalf("the forger's pull: %v", err)
+	}
+	var bait Job
+	if err := json.Unmarshal(msg.Data(), &bait); err != nil || bait.Config.ID != "bait" {
+		t.Fatalf("the forger pulled %s (%v)", msg.Data(), err)
+	}
+	baitMeta, _ := msg.Metadata()
+	_ = msg.Ack()
+	if _, err := r.q.Enqueue(ctx, "run", []dialog.ChatConfig{{ID: "target"}}, 1, nil); err != nil {
+		t.Fatal(err)
+	}
+	forged := func(dl Delivery) []byte {
+		d := dialog.Dialogue{ConfigID: "target", Status: dialog.StatusOK, Worker: "forger",
+			Turns: []dialog.Turn{{Query: "q", Shown: "poisoned answer"}}}
+		data, _ := json.Marshal(Result{Run: "run", Worker: "forger", Attempt: 1, Delivery: dl, Dialogue: d})
+		return data
+	}
+	guess := Delivery{Nonce: "00", Token: strings.Repeat("0", 64), JobSeq: 1}
+	stolen := Delivery{Nonce: bait.Nonce, Token: bait.Token, JobSeq: baitMeta.Sequence.Stream}
+	for _, subj := range []string{"dfarm.results.run.target", resultSubject("run", "target", r.pubs[0])} {
+		pctx, pcancel := context.WithTimeout(ctx, time.Second)
+		err := refused(pctx, forger, subj, forged(guess))
+		pcancel()
+		if !errors.Is(err, ErrRefused) {
+			t.Errorf("the forger publishing on %s: %v, want the server's refusal", subj, err)
+		}
+	}
+	// Under its own name, it has one result per config: with the seal of
+	// the job it was delivered.
+	if err := refused(ctx, forger, resultSubject("run", "target", r.pubs[1]), forged(stolen)); err != nil {
+		t.Fatalf("the forger publishing under its own name: %v", err)
+	}
+	// A forged attempt, with a guessed seal.
+	a, _ := json.Marshal(Attempt{Run: "run", Worker: "forger", Attempt: 1, Delivery: guess, Dialogue: dialog.Dialogue{ConfigID: "target"}})
+	if err := refused(ctx, forger, attemptSubject("run", "target", r.pubs[1]), a); err != nil {
+		t.Fatal(err)
+	}
+
+	// Now the genuine worker drives the target.
+	w := NewWorker(WorkerConfig{ID: "genuine", FetchWait: 200 * time.Millisecond}, r.workerQueues[0],
+		funcDriver(func(ctx context.Context, slot int, c dialog.ChatConfig) (Outcome, error) {
+			return Outcome{Dialogue: okDialogue(c)}, nil
+		}), nil, zaptest.NewLogger(t))
+	wctx, stop := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() { _ = w.Run(wctx) })
+	defer func() { stop(); wg.Wait() }()
+	var got []dialog.Dialogue
+	recs := &funcRecords{append: func(d dialog.Dialogue) { got = append(got, d) }}
+	cctx, ccancel := context.WithTimeout(ctx, 30*time.Second)
+	defer ccancel()
+	prog, err := r.q.Collect(cctx, CollectConfig{Run: "run", Want: []string{"target"}, Records: recs}, zaptest.NewLogger(t))
+	if err != nil {
+		t.Fatalf("collect: %v (%+v)", err, prog)
+	}
+	if len(got) != 1 || got[0].Worker != "genuine" || len(got[0].Turns) != 0 {
+		t.Errorf("records %+v, want the genuine worker's only", got)
+	}
+	if prog.Refused != 2 || prog.Retried != 0 {
+		t.Errorf("progress %+v: want the forged result and the forged attempt refused", prog)
+	}
+}
+
+// funcRecords is a record log that hands each record to a function.
+type funcRecords struct{ append func(dialog.Dialogue) }
+
+func (f *funcRecords) Done(string) bool { return false }
+func (f *funcRecords) Append(d dialog.Dialogue) error {
+	f.append(d)
+	return nil
+}
+
+// A worker writes its own health entries only: another worker's entry is
+// refused by the server, and an entry of its own that names another
+// worker is not shown as that worker's.
+func TestAWorkerWritesOnlyItsOwnHealth(t *testing.T) {
+	r := startAttackRig(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	w := NewWorker(WorkerConfig{ID: "machine-a"}, r.workerQueues[0], funcDriver(nil), nil, zaptest.NewLogger(t))
+	wctx, stop := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() { w.reportHealth(wctx) })
+	defer func() { stop(); wg.Wait() }()
+	var st Status
+	for len(st.Workers) == 0 {
+		var err error
+		if st, err = ReadStatus(ctx, r.cjs, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fake, _ := json.Marshal(Health{Worker: "machine-a", Host: "attacker", Slots: 99, Updated: time.Now()})
+	pctx, pcancel := context.WithTimeout(ctx, time.Second)
+	err := refused(pctx, r.workerConn[1], "$KV."+WorkersBucket+"."+healthKey(r.pubs[0], "machine-a"), fake)
+	pcancel()
+	if !errors.Is(err, ErrRefused) {
+		t.Errorf("the second worker overwriting the first one's health: %v, want the server's refusal", err)
+	}
+	// Under its own user, naming the first worker's key in its entry.
+	if err := refused(ctx, r.workerConn[1], "$KV."+WorkersBucket+"."+r.pubs[1]+".other", fake); err != nil {
+		t.Fatal(err)
+	}
+	st, err = ReadStatus(ctx, r.cjs, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Workers) != 1 || st.Workers[0].Host == "attacker" || st.Workers[0].User != r.pubs[0] {
+		t.Errorf("workers %+v, want the first worker's own entry only", st.Workers)
+	}
+}
+
+// A worker cannot enqueue, read results, read the runs' keys, dead-letter
+// a config, purge or delete a stream.
+func TestAWorkerCannotManageTheFarm(t *testing.T) {
+	r := startAttackRig(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	wjs, _ := JetStream(r.workerConn[1])
+	try := func(what string, f func(ctx context.Context) error) {
+		t.Helper()
+		actx, acancel := context.WithTimeout(ctx, time.Second)
+		defer acancel()
+		if err := retry(actx, r.workerConn[1], f); !errors.Is(err, ErrRefused) {
+			t.Errorf("a worker %s: %v, want the server's refusal", what, err)
+		}
+	}
+	try("deleting the jobs stream", func(ctx context.Context) error { return wjs.DeleteStream(ctx, JobsStream) })
+	try("deleting the results stream", func(ctx context.Context) error { return wjs.DeleteStream(ctx, ResultsStream) })
+	try("purging the jobs stream", func(ctx context.Context) error {
+		s, err := wjs.Stream(ctx, JobsStream)
+		if err == nil {
+			err = s.Purge(ctx)
+		}
+		return err
+	})
+	try("reading the runs' keys", func(ctx context.Context) error {
+		_, err := wjs.KeyValue(ctx, RunsBucket)
+		return err
+	})
+	request := func(subject string) func(ctx context.Context) error {
+		return func(ctx context.Context) error {
+			_, err := r.workerConn[1].RequestWithContext(ctx, subject, []byte(`{"last_by_subj":"dfarm.results.run.x"}`))
+			return err
+		}
+	}
+	try("reading a run's key directly", request("$JS.API.DIRECT.GET.KV_"+RunsBucket+".$KV."+RunsBucket+".run"))
+	try("reading results", request("$JS.API.STREAM.MSG.GET."+ResultsStream))
+	try("enqueueing", func(ctx context.Context) error {
+		_, err := wjs.Publish(ctx, jobSubject("run", "x"), []byte(`{}`))
+		return err
+	})
+	try("dead-lettering", func(ctx context.Context) error {
+		_, err := wjs.Publish(ctx, deadSubject("run", "x"), []byte(`{}`))
+		return err
+	})
+	if info, err := r.cjs.Stream(ctx, JobsStream); err != nil || info == nil {
+		t.Errorf("the jobs stream after the attempts: %v", err)
+	}
+}
+
+// Nodes of a cluster with --tls-ca route to each other over TLS with
+// their certificates, verified both ways; a node without a certificate
+// signed by the CA gets no route (routes bypass client authentication).
+func TestClusterRoutesNeedTheCA(t *testing.T) {
+	dir := t.TempDir()
+	pub, _ := userKey(t, dir, "w")
+	users := []User{{Nkey: pub, Role: "worker"}}
+	tc, _ := testCA(t, dir, true)
+	ports := []int{freePort(t), freePort(t), freePort(t)}
+	start := func(i int, tlsc *tls.Config, route int) *Server {
+		t.Helper()
+		srv, err := StartServer(context.Background(), ServerConfig{Name: fmt.Sprintf("n%d", i), StoreDir: filepath.Join(dir, fmt.Sprint(i)),
+			Listen: "127.0.0.1:-1", Users: users, TLS: tlsc, Cluster: fmt.Sprintf("127.0.0.1:%d", ports[i]),
+			Routes: []string{fmt.Sprintf("nats://127.0.0.1:%d", ports[route])}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(srv.Shutdown)
+		return srv
+	}
+	a, b := start(0, tc, 1), start(1, tc, 0)
+	other, _ := testCA(t, t.TempDir(), true) // a certificate of another CA
+	rogue := start(2, other, 0)
+	deadline := time.Now().Add(20 * time.Second)
+	for a.ns.NumRoutes() == 0 || b.ns.NumRoutes() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the two nodes with the CA's certificates have %d and %d routes", a.ns.NumRoutes(), b.ns.NumRoutes())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	// The rogue node has tried to route to the first by now (it dials at
+	// start, as the second did); give it as long as the pair took again.
+	time.Sleep(time.Second)
+	if n := rogue.ns.NumRoutes(); n != 0 {
+		t.Errorf("a node with another CA's certificate has %d routes", n)
+	}
+	rz, err := a.ns.Routez(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rz.Routes {
+		if r.RemoteName != "n1" {
+			t.Errorf("the first node has a route to %q", r.RemoteName)
+		}
+	}
+}
