@@ -26,11 +26,18 @@ type Adapter struct {
 	// Name is what ChatConfig.plugin and --adapter call it.
 	Name      string    `yaml:"name"`
 	Extension Extension `yaml:"extension"`
+	// Isolation says what a simulator is: a window of an editor that
+	// every simulator shares (IsolationWindow, the default) or a window
+	// of an editor of its own, with its own user-data, HOME and XDG
+	// folders (IsolationEditor), for a plugin that keeps its endpoint in
+	// global state or a global file.
+	Isolation string `yaml:"isolation"`
 	// Settings are written into each session's workspace settings; string
 	// values may hold placeholders (see Expand).
 	Settings map[string]any `yaml:"settings"`
-	// Files are written under the editor's user-data folder before it
-	// starts (e.g. a providers JSON under User/globalStorage/<id>/).
+	// Files are written under the editor's user-data folder (or its HOME)
+	// before it starts (e.g. a providers JSON under
+	// User/globalStorage/<id>/); path and content may hold placeholders.
 	Files    []File             `yaml:"files"`
 	Open     Open               `yaml:"open"`
 	Webview  Webview            `yaml:"webview"`
@@ -77,10 +84,28 @@ func (a *Adapter) NeedsBuiltin(id string) bool {
 
 // File is written before the editor starts.
 type File struct {
-	// Path is relative to the editor's user-data folder.
-	Path    string `yaml:"path"`
+	// Path is relative to Root; it may not leave it.
+	Path string `yaml:"path"`
+	// Root is the folder Path is in: RootUserData (default) or RootHome,
+	// the simulator's HOME, for a plugin that reads ~/.something.
+	Root    string `yaml:"root"`
 	Content string `yaml:"content"`
 }
+
+// File roots.
+const (
+	RootUserData = "user_data"
+	RootHome     = "home"
+)
+
+// Isolation levels.
+const (
+	IsolationWindow = "window"
+	IsolationEditor = "editor"
+)
+
+// Isolated reports whether the adapter asks for an editor per simulator.
+func (a *Adapter) Isolated() bool { return a.Isolation == IsolationEditor }
 
 // Open says how the chat view is opened for each trigger, and how the
 // editor selection reaches the plugin.
@@ -103,6 +128,11 @@ type Command struct {
 	Title      string `yaml:"title"`        // in the command palette
 	Keybinding string `yaml:"keybinding"`   // e.g. ctrl+alt+e
 	Menu       string `yaml:"context_menu"` // the editor context-menu item's label; empty: not in that menu
+	// Args, when set, are the arguments the command gets when it is run
+	// by its keybinding (only a keybinding passes arguments): the
+	// editor's keybindings.json binds the key to the command with them.
+	// Strings may hold placeholders.
+	Args any `yaml:"args"`
 }
 
 // Webview says where the chat document is.
@@ -255,57 +285,6 @@ func (a *Adapter) Triggers() []string {
 func (a *Adapter) CommandFor(name string) (Command, bool) {
 	c, ok := a.Commands[strings.TrimSpace(name)]
 	return c, ok
-}
-
-// Vars are the values placeholders take.
-type Vars struct {
-	CaptureURL string // the session's OpenAI-compatible base URL
-	Session    string // the capture session id
-	Secret     string // the run's secret for the capture endpoint
-	UserData   string // the editor's user-data folder
-}
-
-// Expand replaces {{capture_url}}, {{session}}, {{secret}},
-// {{user_data}} and {{extension_id}} in s.
-func (a *Adapter) Expand(s string, v Vars) string {
-	return strings.NewReplacer(
-		"{{capture_url}}", v.CaptureURL,
-		"{{session}}", v.Session,
-		"{{secret}}", v.Secret,
-		"{{user_data}}", v.UserData,
-		"{{extension_id}}", a.Extension.ID,
-	).Replace(s)
-}
-
-// ExpandSettings returns the settings with placeholders replaced in every
-// string, at any depth.
-func (a *Adapter) ExpandSettings(v Vars) map[string]any {
-	out := make(map[string]any, len(a.Settings))
-	for k, val := range a.Settings {
-		out[k] = a.expandAny(val, v)
-	}
-	return out
-}
-
-func (a *Adapter) expandAny(val any, v Vars) any {
-	switch x := val.(type) {
-	case string:
-		return a.Expand(x, v)
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = a.expandAny(e, v)
-		}
-		return out
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			out[k] = a.expandAny(e, v)
-		}
-		return out
-	default:
-		return val
-	}
 }
 
 // Frames returns the frame selectors with {{extension_id}} replaced.

@@ -1,6 +1,7 @@
 package adapter
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -81,7 +82,18 @@ func TestParseErrorsNameFileLineField(t *testing.T) {
 		{"bad id", "id: pub.mini", "id: mini", `mini.yaml:3: field extension.id: must be publisher.name, got "mini"`},
 		{"bad needed built-in", "id: pub.mini\n", "id: pub.mini\n  needs_builtin: [vscode.git, git]\n", `mini.yaml:4: field extension.needs_builtin[1]: must be publisher.name, got "git"`},
 		{"unknown placeholder", "name: mini\n", "name: mini\nsettings:\n  x.url: '{{captur_url}}'\n", "field settings.x.url: unknown placeholder {{captur_url}}"},
-		{"session in a file", "name: mini\n", "name: mini\nfiles:\n  - path: User/p.json\n    content: '{{session}}'\n", "field files[0].content: placeholder {{session}} cannot be used here"},
+		{"session in a shared file", "name: mini\n", "name: mini\nfiles:\n  - path: User/p.json\n    content: '{{session}}'\n", "mini.yaml:4: field files[0].content: placeholder {{session}} differs per session, and with isolation: window one editor (its files and keybindings) serves every session: set isolation: editor"},
+		{"capture path in a shared file's path", "name: mini\n", "name: mini\nisolation: window\nfiles:\n  - {path: 'p{{capture_path}}.json', content: x}\n", "field files[0].path: placeholder {{capture_path}} differs per session"},
+		{"capture url in shared command arguments", "name: mini\n", "name: mini\ncommands:\n  /set: {id: m.set, keybinding: ctrl+alt+m, args: {url: '{{capture_url}}'}}\n", "mini.yaml:3: field commands./set.args: placeholder {{capture_url}} differs per session"},
+		{"arguments without a keybinding", "name: mini\n", "name: mini\ncommands:\n  /set: {id: m.set, title: Set, args: [1]}\n", "field commands./set.args: only a keybinding passes arguments"},
+		{"unknown placeholder in arguments", "name: mini\n", "name: mini\nisolation: editor\ncommands:\n  /set: {id: m.set, keybinding: ctrl+alt+m, args: {url: '{{capture_prot}}'}}\n", "field commands./set.args: unknown placeholder {{capture_prot}}"},
+		{"bad isolation", "name: mini\n", "name: mini\nisolation: process\n", "mini.yaml:2: field isolation: must be window (simulators are windows of one editor) or editor"},
+		{"bad root", "name: mini\n", "name: mini\nfiles:\n  - {path: a.json, root: tmp, content: x}\n", "field files[0].root: must be user_data"},
+		{"path leaves its root", "name: mini\n", "name: mini\nfiles:\n  - {path: ../.bashrc, root: home, content: x}\n", `field files[0].path: must be a path inside its root folder (the simulator's HOME), got "../.bashrc"`},
+		{"a folder in a path", "name: mini\n", "name: mini\nfiles:\n  - {path: '{{home}}/x', content: x}\n", "field files[0].path: placeholder {{home}} cannot be used here"},
+		{"unknown placeholder in a fill value", "name: mini\n", "name: mini\nsetup:\n  - fill: {selector: '#port', value: '{{port}}'}\n", "mini.yaml:3: field setup[0].fill.value: unknown placeholder {{port}} (known: capture_url, capture_origin, capture_host, capture_port, capture_path, session, secret, user_data, home, extension_id)"},
+		{"unknown placeholder in js", "name: mini\n", "name: mini\nsetup:\n  - js: 'window.x = \"{{sesion}}\"'\n", "field setup[0].js: unknown placeholder {{sesion}}"},
+		{"unknown placeholder in a nested setting", "name: mini\n", "name: mini\nsettings:\n  x.providers: [{url: '{{capture_urll}}'}]\n", "field settings.x.providers: unknown placeholder {{capture_urll}}"},
 		{"bad command", "name: mini\n", "name: mini\ncommands:\n  explain: {title: X}\n", "mini.yaml:3: field commands.explain: a command is named by its slash form"},
 		{"bad rule", "name: mini\n", "name: mini\ntraffic:\n  auxiliary:\n    - {name: t, system: '('}\n", "mini.yaml:4: field traffic.auxiliary[0].system: not a regular expression"},
 		{"empty rule", "name: mini\n", "name: mini\ntraffic:\n  auxiliary:\n    - {name: t}\n", "field traffic.auxiliary[0]: a rule needs at least one"},
@@ -105,6 +117,65 @@ func TestParseErrorsNameFileLineField(t *testing.T) {
 				t.Errorf("err %v is not a *dialog.FieldError naming mini.yaml", err)
 			}
 		})
+	}
+}
+
+// TestPlaceholdersEverywhere writes every placeholder into each place an
+// adapter writes a value, with an editor per simulator, and expands them.
+func TestPlaceholdersEverywhere(t *testing.T) {
+	all := "{{capture_url}} {{capture_origin}} {{capture_host}} {{ capture_port }} {{capture_path}} {{session}} {{secret}} {{user_data}} {{home}} {{extension_id}}"
+	src := strings.Replace(minimal, "name: mini\n", `name: mini
+isolation: editor
+settings:
+  x.all: '`+all+`'
+  x.port: '{{capture_port}}'
+files:
+  - {path: 'User/globalStorage/{{extension_id}}/{{session}}.json', content: '{"port": {{capture_port}}, "all": "`+all+`"}'}
+  - {path: .mini/config.yaml, root: home, content: 'path: {{capture_path}}'}
+setup:
+  - fill: {selector: '#url', value: '{{capture_url}}'}
+  - select: {selector: '#p', value: '{{session}}'}
+  - js: 'window.k = "{{secret}}"'
+commands:
+  /set: {id: m.set, keybinding: ctrl+alt+m, args: {url: '{{capture_origin}}{{capture_path}}', n: 1}}
+`, 1)
+	a, err := Parse([]byte(src), "mini.yaml", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := Vars{CaptureURL: "http://127.0.0.1:4242/SECRET/s/s7/v1", Session: "s7", Secret: "SECRET", UserData: "/run/editors/s7/user-data", Home: "/run/editors/s7/home"}
+	want := "http://127.0.0.1:4242/SECRET/s/s7/v1 http://127.0.0.1:4242 127.0.0.1 4242 /SECRET/s/s7/v1 s7 SECRET /run/editors/s7/user-data /run/editors/s7/home pub.mini"
+	if got := a.ExpandSettings(v); got["x.all"] != want || got["x.port"] != "4242" {
+		t.Errorf("settings %q", got)
+	}
+	if got := a.Expand(a.Files[0].Path, v); got != "User/globalStorage/pub.mini/s7.json" {
+		t.Errorf("file path %q", got)
+	}
+	var file struct {
+		Port int    `json:"port"`
+		All  string `json:"all"`
+	}
+	if err := json.Unmarshal([]byte(a.Expand(a.Files[0].Content, v)), &file); err != nil || file.Port != 4242 || file.All != want {
+		t.Errorf("file content %s: %+v %v", a.Expand(a.Files[0].Content, v), file, err)
+	}
+	if got := a.Expand(a.Files[1].Content, v); got != "path: /SECRET/s/s7/v1" || a.Files[1].Root != RootHome {
+		t.Errorf("home file %q (root %q)", got, a.Files[1].Root)
+	}
+	if got := a.Expand(a.Setup[0].Fill.Value, v) + " " + a.Expand(a.Setup[1].Select.Value, v) + " " + a.Expand(a.Setup[2].JS, v); got != v.CaptureURL+" s7 window.k = \"SECRET\"" {
+		t.Errorf("setup values %q", got)
+	}
+	if k := a.KeyArgs(); len(k) != 1 || !cmp.Equal(a.ExpandValue(k[0].Args, v), map[string]any{"url": v.CaptureURL, "n": 1}) {
+		t.Errorf("command arguments %+v", k)
+	}
+	// The same adapter run with an editor shared by every simulator.
+	err = a.CheckIsolation(IsolationWindow)
+	for _, field := range []string{"files[0].path", "files[1].content", "commands./set.args"} {
+		if err == nil || !strings.Contains(err.Error(), "field "+field+": placeholder") || !strings.Contains(err.Error(), "set isolation: editor") {
+			t.Errorf("CheckIsolation(window) = %v, want an error naming %s", err, field)
+		}
+	}
+	if err := a.CheckIsolation(IsolationEditor); err != nil {
+		t.Errorf("CheckIsolation(editor) = %v", err)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -203,28 +204,37 @@ func splitPath(field string) []string {
 	return out
 }
 
-var (
-	nameRe        = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
-	placeholderRe = regexp.MustCompile(`\{\{\s*([^}]*?)\s*\}\}`)
-	knownVars     = []string{"capture_url", "session", "secret", "user_data", "extension_id"}
-)
+var nameRe = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
 
 func (v *validator) check(a *Adapter) {
 	if !nameRe.MatchString(a.Name) {
 		v.bad("name", "must be lower-case letters, digits, - or _ (got %q)", a.Name)
 	}
 	v.extension(a)
-	for k, val := range a.Settings {
-		v.placeholders("settings."+k, fmt.Sprint(val), knownVars)
+	switch a.Isolation {
+	case "", IsolationWindow, IsolationEditor:
+	default:
+		v.bad("isolation", "must be window (simulators are windows of one editor) or editor (an editor per simulator), got %q", a.Isolation)
+	}
+	for _, k := range slices.Sorted(maps.Keys(a.Settings)) {
+		v.placeholders("settings."+k, placeholderNames, stringsIn(a.Settings[k])...)
 	}
 	for i, f := range a.Files {
 		field := fmt.Sprintf("files[%d]", i)
 		if f.Path == "" || filepath.IsAbs(f.Path) || slices.Contains(strings.Split(filepath.ToSlash(f.Path), "/"), "..") {
-			v.bad(field+".path", "must be a path inside the user-data folder, got %q", f.Path)
+			v.bad(field+".path", "must be a path inside its root folder (%s), got %q", f.root(), f.Path)
 		}
-		// Files are written once per editor, shared by every session.
-		v.placeholders(field+".content", f.Content, []string{"secret", "user_data", "extension_id"})
-		v.placeholders(field+".path", f.Path, []string{"extension_id"})
+		if f.Root != "" && f.Root != RootUserData && f.Root != RootHome {
+			v.bad(field+".root", "must be user_data (the editor's user-data folder, the default) or home (the simulator's HOME), got %q", f.Root)
+		}
+		v.placeholders(field+".content", placeholderNames, f.Content)
+		// A path is relative to its root: the folders are not in it.
+		v.placeholders(field+".path", slices.DeleteFunc(slices.Clone(placeholderNames), func(n string) bool { return n == "user_data" || n == "home" }), f.Path)
+	}
+	if !a.Isolated() {
+		for _, u := range a.sharedUses() {
+			v.bad(u.field, "%s", sharedMsg(u.name))
+		}
 	}
 	v.open(a)
 	if len(a.Webview.Frames) == 0 {
@@ -234,7 +244,7 @@ func (v *validator) check(a *Adapter) {
 		if strings.TrimSpace(f) == "" {
 			v.bad(fmt.Sprintf("webview.frames[%d]", i), "is empty")
 		}
-		v.placeholders(fmt.Sprintf("webview.frames[%d]", i), f, []string{"extension_id"})
+		v.placeholders(fmt.Sprintf("webview.frames[%d]", i), []string{"extension_id"}, f)
 	}
 	if a.Webview.Ready == "" {
 		v.bad("webview.ready", "is required: a selector that matches once the chat document takes input")
@@ -256,6 +266,7 @@ func (v *validator) check(a *Adapter) {
 			v.bad(field, "needs a title, a keybinding or a context_menu label")
 		}
 		v.keys(field+".keybinding", c.Keybinding)
+		v.args(field, c)
 	}
 	v.prompt(a.Prompt)
 	for i, r := range a.Traffic.Auxiliary {
@@ -306,6 +317,7 @@ func (v *validator) open(a *Adapter) {
 		v.bad("open", "needs at least one way to open the chat: activity_bar, command.title, command.keybinding or command.context_menu")
 	}
 	v.keys("open.command.keybinding", o.Command.Keybinding)
+	v.args("open.command", o.Command)
 	if o.Selection != "" && o.Selection != "auto" && o.Selection != "command" {
 		v.bad("open.selection", "must be auto or command, got %q", o.Selection)
 	}
@@ -325,7 +337,25 @@ func (v *validator) action(field string, s Action) {
 		if val != nil && val.Selector == "" {
 			v.bad(field+"."+name+".selector", "is required")
 		}
+		if val != nil {
+			v.placeholders(field+"."+name+".value", placeholderNames, val.Value)
+		}
 	}
+	v.placeholders(field+".js", placeholderNames, s.JS)
+}
+
+// args checks a command's arguments: only a keybinding passes them.
+func (v *validator) args(field string, c Command) {
+	if c.Args == nil {
+		return
+	}
+	if c.Keybinding == "" {
+		v.bad(field+".args", "only a keybinding passes arguments to a command: give %s.keybinding", field)
+	}
+	if c.ID == "" {
+		v.bad(field+".args", "the keybinding that passes them names the command by its id: give %s.id", field)
+	}
+	v.placeholders(field+".args", placeholderNames, stringsIn(c.Args)...)
 }
 
 func (v *validator) input(a *Adapter) {
@@ -377,13 +407,17 @@ func (v *validator) keys(field, s string) {
 	}
 }
 
-func (v *validator) placeholders(field, s string, allowed []string) {
-	for _, m := range placeholderRe.FindAllStringSubmatch(s, -1) {
-		if !slices.Contains(allowed, m[1]) {
-			if slices.Contains(knownVars, m[1]) {
-				v.bad(field, "placeholder {{%s}} cannot be used here (allowed: %s)", m[1], strings.Join(allowed, ", "))
-			} else {
-				v.bad(field, "unknown placeholder {{%s}} (known: %s)", m[1], strings.Join(knownVars, ", "))
+// placeholders reports each placeholder in ss that is not among allowed:
+// unknown, or known but of no use in field.
+func (v *validator) placeholders(field string, allowed []string, ss ...string) {
+	for _, s := range ss {
+		for _, n := range placeholdersIn(s) {
+			switch {
+			case slices.Contains(allowed, n):
+			case slices.Contains(placeholderNames, n):
+				v.bad(field, "placeholder {{%s}} cannot be used here (allowed: %s)", n, strings.Join(allowed, ", "))
+			default:
+				v.bad(field, "unknown placeholder {{%s}} (known: %s)", n, strings.Join(placeholderNames, ", "))
 			}
 		}
 	}

@@ -289,7 +289,7 @@ func editorDirs(cfg EditorConfig) (editorPaths, error) {
 	if cfg.Dir == "" {
 		return editorPaths{}, errors.New("start code-server: EditorConfig.Dir is empty")
 	}
-	p := editorPaths{userData: filepath.Join(cfg.Dir, "user-data"), config: filepath.Join(cfg.Dir, "code-server.yaml")}
+	p := editorPaths{userData: userDataDir(cfg.Dir), config: filepath.Join(cfg.Dir, "code-server.yaml")}
 	if err := runfiles.MkdirAll(filepath.Join(p.userData, "User")); err != nil {
 		return p, fmt.Errorf("start code-server: %w", err)
 	}

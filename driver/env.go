@@ -34,7 +34,7 @@ func isolatedEnv(dir string, extra ...string) ([]string, error) {
 		return nil, fmt.Errorf("isolated environment: %w", err)
 	}
 	own := [][2]string{
-		{"HOME", filepath.Join(dir, "home")},
+		{"HOME", homeDir(dir)},
 		{"XDG_CONFIG_HOME", filepath.Join(dir, "xdg", "config")},
 		{"XDG_DATA_HOME", filepath.Join(dir, "xdg", "data")},
 		{"XDG_CACHE_HOME", filepath.Join(dir, "xdg", "cache")},

@@ -99,24 +99,6 @@ func addToExtensionsJSON(dir string, m PluginManifest, rel string) error {
 	return runfiles.WriteFile(path, out)
 }
 
-// writeAdapterFiles writes every adapter's files under the editor's
-// user-data folder.
-func writeAdapterFiles(userData, secret string, adapters []*adapter.Adapter) error {
-	for _, a := range adapters {
-		for _, f := range a.Files {
-			v := adapter.Vars{Secret: secret, UserData: userData}
-			path := filepath.Join(userData, a.Expand(f.Path, v))
-			if err := runfiles.MkdirAll(filepath.Dir(path)); err != nil {
-				return fmt.Errorf("write %s's file %s: %w", a.Name, f.Path, err)
-			}
-			if err := runfiles.WriteFile(path, []byte(a.Expand(f.Content, v))); err != nil {
-				return fmt.Errorf("write %s's file %s: %w", a.Name, f.Path, err)
-			}
-		}
-	}
-	return nil
-}
-
 // AdapterManifest reads the package.json of an adapter's plugin, from its
 // folder or from inside its .vsix (extension/package.json).
 func AdapterManifest(a *adapter.Adapter) (PluginManifest, error) {

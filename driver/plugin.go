@@ -244,8 +244,11 @@ func (w *window) turnShown(ctx context.Context, u ui, userBefore, answersBefore 
 }
 
 // runSetup runs the adapter's setup steps in the chat document, once per
-// document: a reloaded webview gets them again.
-func (w *window) runSetup(ctx context.Context, u ui, steps []adapter.Action) error {
+// document: a reloaded webview gets them again. expand replaces the
+// placeholders in the values the steps write (fill, select, js); what a
+// failing step reports names the value as the adapter wrote it, so that
+// no secret a placeholder stands for reaches a record or a log.
+func (w *window) runSetup(ctx context.Context, u ui, steps []adapter.Action, expand func(string) string) error {
 	if len(steps) == 0 {
 		return nil
 	}
@@ -257,7 +260,8 @@ func (w *window) runSetup(ctx context.Context, u ui, steps []adapter.Action) err
 		return nil
 	}
 	for i, st := range steps {
-		what, body, arg := setupScript(st)
+		what, _, _ := setupScript(st)
+		_, body, arg := setupScript(expandAction(st, expand))
 		if err := w.waitFor(ctx, fmt.Sprintf("setup step %d (%s)", i+1, what), js("ui, arg", `const c = chatDoc(ui);
 			if (!c) return false;
 			const d = c.d;
@@ -269,6 +273,23 @@ func (w *window) runSetup(ctx context.Context, u ui, steps []adapter.Action) err
 		if (!c) return false;
 		c.d.documentElement.dataset.dialogfarmSetup = 'done';
 		return true;`, jsChatDoc), u)
+}
+
+// expandAction returns the step with expand applied to the values it
+// writes.
+func expandAction(a adapter.Action, expand func(string) string) adapter.Action {
+	if expand == nil {
+		return a
+	}
+	for _, v := range []**adapter.Value{&a.Fill, &a.Select} {
+		if *v != nil {
+			c := **v
+			c.Value = expand(c.Value)
+			*v = &c
+		}
+	}
+	a.JS = expand(a.JS)
+	return a
 }
 
 // setupScript is the page script body of one setup step; it returns a

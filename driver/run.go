@@ -141,6 +141,11 @@ func NewRunner(cfg RunConfig, capture Exchanges, followUps FollowUps, log *zap.L
 
 // Start launches code-server and Chromium.
 func (r *Runner) Start(ctx context.Context) error {
+	for _, a := range r.cfg.Adapters {
+		if a.Isolated() {
+			return fmt.Errorf("start the run: adapter %s (%s) asks for isolation: editor, which this version does not run yet", a.Name, a.Source)
+		}
+	}
 	out, err := filepath.Abs(r.cfg.Out)
 	if err != nil {
 		return fmt.Errorf("run folder %s: %w", r.cfg.Out, err)
@@ -188,7 +193,7 @@ func (r *Runner) Start(ctx context.Context) error {
 	if err := installExtensions(ctx, r.cfg.Editor.Bin, r.cfg.Editor.ExtensionsDir, filepath.Join(r.cfg.Out, "install"), r.cfg.Adapters); err != nil {
 		return err
 	}
-	if err := writeAdapterFiles(filepath.Join(r.cfg.Editor.Dir, "user-data"), r.cfg.Secret, r.cfg.Adapters); err != nil {
+	if err := writeEditorFiles(r.cfg.Editor.Dir, r.sharedVars(), r.cfg.Adapters); err != nil {
 		return err
 	}
 	ed, br, err := startEditorAndBrowser(ctx, r.cfg.Editor, r.cfg.Browser, r.log)
@@ -253,9 +258,17 @@ func (r *Runner) NewSession(ctx context.Context, id string) (*Session, error) {
 	}
 	return &Session{
 		ID: id, win: &window{page: page}, adapters: r.cfg.Adapters, secret: r.secret(), capture: r.capture, followUps: r.followUps,
-		dir: r.cfg.Out, editorURL: r.editor.URL(), password: r.editor.Password(), timeouts: r.cfg.Timeouts, loads: r.loads, turns: r.turns,
+		dir: r.cfg.Out, editorDir: r.cfg.Editor.Dir, editorURL: r.editor.URL(), password: r.editor.Password(), timeouts: r.cfg.Timeouts, loads: r.loads, turns: r.turns,
 		startup: r.waitStartup, log: r.log.With(zap.String("session", id)),
 	}, nil
+}
+
+// sharedVars are the placeholders' values in what an editor shared by
+// every session holds (its files and keybindings): the parts of the
+// capture URL that every session's share (validation keeps the
+// per-session ones out).
+func (r *Runner) sharedVars() adapter.Vars {
+	return adapter.Vars{CaptureURL: r.capture.BaseURL(""), Secret: r.secret()}
 }
 
 // secret is the run's capture secret: the configured one, else the one

@@ -47,6 +47,7 @@ type Session struct {
 	capture   Exchanges
 	followUps FollowUps
 	dir       string // where this session writes its workspace files
+	editorDir string // the folder of the editor the window shows (EditorConfig.Dir)
 	editorURL string
 	password  string // code-server's login password
 	workspace string // the workspace file the window shows, "" before load
@@ -76,7 +77,7 @@ func (s *Session) workspaceFile(repo string) (string, error) {
 	sum := sha256.Sum256([]byte(abs))
 	path := filepath.Join(s.dir, "workspaces", s.ID, filepath.Base(abs)+"-"+hex.EncodeToString(sum[:4])+".code-workspace")
 	settings := map[string]any{}
-	vars := adapter.Vars{CaptureURL: s.capture.BaseURL(s.ID), Session: s.ID, Secret: s.secret}
+	vars := s.vars()
 	for _, a := range s.adapters {
 		for k, v := range a.ExpandSettings(vars) {
 			settings[k] = v
@@ -94,6 +95,18 @@ func (s *Session) workspaceFile(repo string) (string, error) {
 		return "", err
 	}
 	return path, runfiles.WriteFile(path, data)
+}
+
+// vars are the values of the adapters' placeholders in this session.
+func (s *Session) vars() adapter.Vars {
+	return adapter.Vars{CaptureURL: s.capture.BaseURL(s.ID), Session: s.ID, Secret: s.secret,
+		UserData: userDataDir(s.editorDir), Home: homeDir(s.editorDir)}
+}
+
+// expander replaces a's placeholders with this session's values.
+func (s *Session) expander(a *adapter.Adapter) func(string) string {
+	v := s.vars()
+	return func(str string) string { return a.Expand(str, v) }
 }
 
 // adapterFor returns the adapter that drives cfg: the one its plugin field

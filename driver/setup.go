@@ -75,7 +75,7 @@ func (s *Session) setupSteps(cfg dialog.ChatConfig, a *adapter.Adapter, src *sou
 			if err := s.win.waitFor(ctx, "the chat view is ready", js("ui", `return !!chatDoc(ui);`, jsChatDoc), u); err != nil {
 				return err
 			}
-			return s.win.runSetup(ctx, u, a.Setup)
+			return s.win.runSetup(ctx, u, a.Setup, s.expander(a))
 		}})
 	}
 	return steps

@@ -178,7 +178,7 @@ func (v *liveValidation) run(ctx context.Context, ws string) []Check {
 	}
 	s.last = a
 	if len(a.Setup) > 0 && !v.check(ctx, "setup", fmt.Sprintf("%d setup steps run in the chat view", len(a.Setup)), step, func(ctx context.Context) error {
-		return w.runSetup(ctx, v.u, a.Setup)
+		return w.runSetup(ctx, v.u, a.Setup, s.expander(a))
 	}) {
 		return v.checks
 	}
