@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"dialogfarm/dialog"
-	"dialogfarm/profiles"
+	"dialogfarm/dialog/vocab"
 )
 
 // Prompt says how the plugin writes the user message of a chat turn, so
@@ -49,8 +49,8 @@ func (v *validator) prompt(p Prompt) {
 	seen := map[string]int{}
 	for i, t := range p.Templates {
 		field := fmt.Sprintf("prompt.templates[%d]", i)
-		if !profiles.Known(profiles.DimIntent, t.Intent) {
-			v.bad(field+".intent", "must be one of %s, got %q", strings.Join(profiles.Values(profiles.DimIntent), ", "), t.Intent)
+		if !vocab.Known(vocab.DimIntent, t.Intent) {
+			v.bad(field+".intent", "must be one of %s, got %q", strings.Join(vocab.Values(vocab.DimIntent), ", "), t.Intent)
 		}
 		text := strings.TrimSpace(t.Text)
 		if text == "" {

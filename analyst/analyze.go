@@ -14,6 +14,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"dialogfarm/dialog/vocab"
 	"dialogfarm/internal/runfiles"
 	"dialogfarm/profiles"
 )
@@ -134,17 +135,17 @@ func Analyze(ctx context.Context, cfg AnalyzeConfig, log *zap.Logger) (*Fit, err
 			intent = o.CommandIntent
 		}
 		if o.Language == "" {
-			if c.Excluded[profiles.DimLanguage] == nil {
-				c.Excluded[profiles.DimLanguage] = map[string]int{}
+			if c.Excluded[vocab.DimLanguage] == nil {
+				c.Excluded[vocab.DimLanguage] = map[string]int{}
 			}
-			c.Excluded[profiles.DimLanguage]["unsupported or unknown: "+o.RawLanguage]++
+			c.Excluded[vocab.DimLanguage]["unsupported or unknown: "+o.RawLanguage]++
 		} else {
-			count(profiles.DimLanguage, o.Language)
+			count(vocab.DimLanguage, o.Language)
 		}
-		for dim, v := range map[string]string{profiles.DimIntent: intent, profiles.DimInstruction: o.Instruction,
-			profiles.DimTrigger: o.Trigger, profiles.DimCursor: o.Cursor, profiles.DimReference: o.Reference,
-			profiles.DimLocale: o.Locale, profiles.DimTurns: o.Turns, profiles.DimDifficulty: l.Difficulty,
-			profiles.DimQueryStyle: o.QueryStyle} {
+		for dim, v := range map[string]string{vocab.DimIntent: intent, vocab.DimInstruction: o.Instruction,
+			vocab.DimTrigger: o.Trigger, vocab.DimCursor: o.Cursor, vocab.DimReference: o.Reference,
+			vocab.DimLocale: o.Locale, vocab.DimTurns: o.Turns, vocab.DimDifficulty: l.Difficulty,
+			vocab.DimQueryStyle: o.QueryStyle} {
 			count(dim, v)
 		}
 		for _, d := range o.Defaulted {
@@ -165,7 +166,7 @@ func fitProfile(cfg AnalyzeConfig, c *Counts) (*profiles.Profile, error) {
 	}
 	p := &profiles.Profile{Name: cfg.Name, Seed: cfg.Seed, Dimensions: map[string][]profiles.Weight{},
 		Description: fmt.Sprintf("fitted from %s (%d sessions)", filepath.Base(cfg.LogsPath), c.Sessions)}
-	for _, dim := range profiles.Dimensions() {
+	for _, dim := range vocab.Dimensions() {
 		counts := c.Dimensions[dim]
 		total := 0
 		for _, n := range counts {
@@ -176,8 +177,8 @@ func fitProfile(cfg AnalyzeConfig, c *Counts) (*profiles.Profile, error) {
 			c.FromDefault = append(c.FromDefault, dim)
 			continue
 		}
-		values := profiles.Values(dim)
-		if dim == profiles.DimTurns {
+		values := vocab.Values(dim)
+		if dim == vocab.DimTurns {
 			values = slices.DeleteFunc(values, func(v string) bool { return counts[v] == 0 })
 		}
 		for _, v := range values {
@@ -220,13 +221,13 @@ func WriteFit(profilePath string, fit *Fit) error {
 	}
 	header = append(header, "")
 	notes := profiles.Notes{}
-	for _, dim := range profiles.Dimensions() {
+	for _, dim := range vocab.Dimensions() {
 		notes[dim] = map[string]string{}
 		for _, w := range fit.Profile.Dimensions[dim] {
 			notes[dim][w.Value] = strconv.Itoa(c.Dimensions[dim][w.Value]) + " sessions"
 		}
 		how := "derived by rules"
-		if dim == profiles.DimIntent || dim == profiles.DimDifficulty {
+		if dim == vocab.DimIntent || dim == vocab.DimDifficulty {
 			how = classified
 		}
 		if slices.Contains(c.FromDefault, dim) {

@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"go.uber.org/zap/zaptest"
 
+	"dialogfarm/dialog/vocab"
 	"dialogfarm/internal/llmtest"
 	"dialogfarm/pool"
 	"dialogfarm/profiles"
@@ -46,30 +47,30 @@ func TestAnalyzeFixtureCounts(t *testing.T) {
 		t.Errorf("line 15 reason = %q", c.BadLines[1].Reason)
 	}
 	want := map[string]map[string]int{
-		profiles.DimIntent:      {"explain": 4, "fix": 2, "tests": 2, "optimize": 2, "refactor": 1, "question": 1},
-		profiles.DimInstruction: {"free_text": 9, "slash_command": 1, "command": 2},
-		profiles.DimTrigger:     {"panel": 7, "keybinding": 2, "context_menu": 2, "palette": 1},
-		profiles.DimCursor:      {"whole_function": 2, "single_line": 1, "inside_function": 4, "partial_block": 3, "idle": 1, "whole_file": 1},
-		profiles.DimReference:   {"selection": 6, "enclosing_function": 4, "none": 1, "current_file": 1},
-		profiles.DimLanguage:    {"python": 4, "javascript": 1, "typescript": 2, "java": 1, "go": 3},
-		profiles.DimLocale:      {"en": 9, "zh": 1, "de": 1, "ru": 1},
-		profiles.DimTurns:       {"1": 9, "2": 2, "3": 1},
-		profiles.DimDifficulty:  {"easy": 7, "medium": 4, "hard": 1},
-		profiles.DimQueryStyle:  {"terse": 7, "normal": 3, "verbose": 1, "terse_code": 1},
+		vocab.DimIntent:      {"explain": 4, "fix": 2, "tests": 2, "optimize": 2, "refactor": 1, "question": 1},
+		vocab.DimInstruction: {"free_text": 9, "slash_command": 1, "command": 2},
+		vocab.DimTrigger:     {"panel": 7, "keybinding": 2, "context_menu": 2, "palette": 1},
+		vocab.DimCursor:      {"whole_function": 2, "single_line": 1, "inside_function": 4, "partial_block": 3, "idle": 1, "whole_file": 1},
+		vocab.DimReference:   {"selection": 6, "enclosing_function": 4, "none": 1, "current_file": 1},
+		vocab.DimLanguage:    {"python": 4, "javascript": 1, "typescript": 2, "java": 1, "go": 3},
+		vocab.DimLocale:      {"en": 9, "zh": 1, "de": 1, "ru": 1},
+		vocab.DimTurns:       {"1": 9, "2": 2, "3": 1},
+		vocab.DimDifficulty:  {"easy": 7, "medium": 4, "hard": 1},
+		vocab.DimQueryStyle:  {"terse": 7, "normal": 3, "verbose": 1, "terse_code": 1},
 	}
 	if diff := cmp.Diff(want, c.Dimensions); diff != "" {
 		t.Errorf("dimension counts (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(map[string]map[string]int{profiles.DimLanguage: {"unsupported or unknown: ext:.rs": 1}}, c.Excluded); diff != "" {
+	if diff := cmp.Diff(map[string]map[string]int{vocab.DimLanguage: {"unsupported or unknown: ext:.rs": 1}}, c.Excluded); diff != "" {
 		t.Errorf("excluded (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(map[string]int{profiles.DimTrigger: 1, profiles.DimCursor: 1}, c.Defaulted); diff != "" {
+	if diff := cmp.Diff(map[string]int{vocab.DimTrigger: 1, vocab.DimCursor: 1}, c.Defaulted); diff != "" {
 		t.Errorf("defaulted (-want +got):\n%s", diff)
 	}
 	if c.Classifier != SourceKeyword || c.LabelSources[SourceKeyword] != 12 {
 		t.Errorf("classifier %q sources %v", c.Classifier, c.LabelSources)
 	}
-	if got := fit.Profile.Target(profiles.DimLanguage)["python"]; got < 0.3635 || got > 0.3637 {
+	if got := fit.Profile.Target(vocab.DimLanguage)["python"]; got < 0.3635 || got > 0.3637 {
 		t.Errorf("python share %v, want 4/11 (one session excluded)", got)
 	}
 }
@@ -116,16 +117,16 @@ func TestAnalyzeWithMapping(t *testing.T) {
 	cfg.LogsPath, cfg.Mapping = "testdata/logs_mapped.jsonl", m
 	c := analyzeFixture(t, cfg).Counts
 	want := map[string]map[string]int{
-		profiles.DimIntent:      {"optimize": 1, "docs": 1, "generate": 1},
-		profiles.DimInstruction: {"free_text": 2, "command": 1},
-		profiles.DimTrigger:     {"panel": 2, "context_menu": 1},
-		profiles.DimCursor:      {"partial_block": 1, "whole_function": 1, "idle": 1},
-		profiles.DimReference:   {"selection": 2, "none": 1},
-		profiles.DimLanguage:    {"go": 1, "python": 1, "typescript": 1},
-		profiles.DimLocale:      {"en": 3},
-		profiles.DimTurns:       {"1": 2, "2": 1},
-		profiles.DimDifficulty:  {"easy": 2, "medium": 1},
-		profiles.DimQueryStyle:  {"terse": 2, "normal": 1},
+		vocab.DimIntent:      {"optimize": 1, "docs": 1, "generate": 1},
+		vocab.DimInstruction: {"free_text": 2, "command": 1},
+		vocab.DimTrigger:     {"panel": 2, "context_menu": 1},
+		vocab.DimCursor:      {"partial_block": 1, "whole_function": 1, "idle": 1},
+		vocab.DimReference:   {"selection": 2, "none": 1},
+		vocab.DimLanguage:    {"go": 1, "python": 1, "typescript": 1},
+		vocab.DimLocale:      {"en": 3},
+		vocab.DimTurns:       {"1": 2, "2": 1},
+		vocab.DimDifficulty:  {"easy": 2, "medium": 1},
+		vocab.DimQueryStyle:  {"terse": 2, "normal": 1},
 	}
 	if diff := cmp.Diff(want, c.Dimensions); diff != "" {
 		t.Errorf("counts (-want +got):\n%s", diff)
@@ -252,11 +253,11 @@ func TestAnalyzeWithModelMarksClassifier(t *testing.T) {
 	}
 	// Commands and slash commands keep their own intent: /fix, /tests, /explain.
 	want := map[string]int{"refactor": 9, "fix": 1, "tests": 1, "explain": 1}
-	if diff := cmp.Diff(want, c.Dimensions[profiles.DimIntent]); diff != "" {
+	if diff := cmp.Diff(want, c.Dimensions[vocab.DimIntent]); diff != "" {
 		t.Errorf("intent (-want +got):\n%s", diff)
 	}
-	if c.Dimensions[profiles.DimDifficulty]["hard"] != 12 {
-		t.Errorf("difficulty %v", c.Dimensions[profiles.DimDifficulty])
+	if c.Dimensions[vocab.DimDifficulty]["hard"] != 12 {
+		t.Errorf("difficulty %v", c.Dimensions[vocab.DimDifficulty])
 	}
 }
 

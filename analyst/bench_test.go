@@ -5,6 +5,7 @@ import (
 	"math"
 	"testing"
 
+	"dialogfarm/dialog/vocab"
 	"dialogfarm/profiles"
 )
 
@@ -23,7 +24,7 @@ func BenchmarkMakePlan(b *testing.B) {
 				}
 			}
 			worst := 0.0
-			for _, dim := range profiles.Dimensions() {
+			for _, dim := range vocab.Dimensions() {
 				worst = math.Max(worst, JSD(p.Target(dim), Floats(pl.Quotas[dim])))
 			}
 			b.ReportMetric(worst, "max-jsd-target")

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"slices"
 	"strings"
 	"sync"
 
@@ -16,8 +15,8 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"dialogfarm/dialog"
+	"dialogfarm/dialog/vocab"
 	"dialogfarm/internal/runfiles"
-	"dialogfarm/profiles"
 )
 
 // Item is one query to classify.
@@ -269,26 +268,11 @@ func parseLabels(answer string) map[string]Label {
 	}
 	out := map[string]Label{}
 	for _, r := range raw {
-		intent, diff := normIntent(r.Intent), strings.ToLower(strings.TrimSpace(r.Difficulty))
-		if intent == "" || !profiles.Known(profiles.DimDifficulty, diff) {
+		intent, diff := vocab.Intent(r.Intent), vocab.Canonical(vocab.DimDifficulty, r.Difficulty)
+		if intent == "" || diff == "" {
 			continue
 		}
 		out[strings.TrimSpace(r.ID)] = Label{Intent: intent, Difficulty: diff}
 	}
 	return out
-}
-
-func normIntent(s string) string {
-	s = strings.ToLower(strings.TrimSpace(s))
-	aliases := map[string]string{"test": "tests", "testing": "tests", "doc": "docs", "documentation": "docs",
-		"comment": "docs", "comments": "docs", "optimise": "optimize", "optimization": "optimize",
-		"performance": "optimize", "bugfix": "fix", "debug": "fix", "general": "question", "generation": "generate",
-		"explanation": "explain", "refactoring": "refactor"}
-	if a, ok := aliases[s]; ok {
-		s = a
-	}
-	if slices.Contains(profiles.Values(profiles.DimIntent), s) {
-		return s
-	}
-	return ""
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"dialogfarm/dialog/vocab"
 	"dialogfarm/profiles"
 )
 
@@ -76,7 +77,7 @@ func TestPlanQuotas(t *testing.T) {
 				if sum != n {
 					t.Errorf("cells sum to %d, want %d", sum, n)
 				}
-				for _, dim := range profiles.Dimensions() {
+				for _, dim := range vocab.Dimensions() {
 					for v, share := range p.Target(dim) {
 						if d := math.Abs(float64(marg[dim][v]) - share*float64(n)); d >= 1 {
 							t.Errorf("%s=%s: %d dialogues, exact share %.3f", dim, v, marg[dim][v], share*float64(n))
@@ -127,8 +128,8 @@ func TestPlanUnsatisfiable(t *testing.T) {
 	p := loadProfile(t, "testdata/linked.yaml")
 	// Built in code, bypassing validation: commands (never from the panel) get
 	// 60% but only 10% of triggers leave the panel.
-	p.Dimensions[profiles.DimInstruction] = []profiles.Weight{{Value: "free_text", Weight: 0.4}, {Value: "command", Weight: 0.6}}
-	p.Dimensions[profiles.DimTrigger] = []profiles.Weight{{Value: "panel", Weight: 0.9}, {Value: "palette", Weight: 0.1}}
+	p.Dimensions[vocab.DimInstruction] = []profiles.Weight{{Value: "free_text", Weight: 0.4}, {Value: "command", Weight: 0.6}}
+	p.Dimensions[vocab.DimTrigger] = []profiles.Weight{{Value: "panel", Weight: 0.9}, {Value: "palette", Weight: 0.1}}
 	_, err := MakePlan(p, PlanConfig{N: 30, Seed: 1})
 	if !errors.Is(err, ErrUnsatisfiable) {
 		t.Fatalf("err = %v, want ErrUnsatisfiable", err)

@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 
 	"dialogfarm/dialog"
+	"dialogfarm/dialog/vocab"
 	"dialogfarm/internal/jsonl"
 	"dialogfarm/profiles"
 )
@@ -30,7 +31,7 @@ type ReportConfig struct {
 // DefaultReportConfig reports cells by intent × language, keeping 5-point
 // turns.
 func DefaultReportConfig() ReportConfig {
-	return ReportConfig{CellDims: []string{profiles.DimIntent, profiles.DimLanguage}}
+	return ReportConfig{CellDims: []string{vocab.DimIntent, vocab.DimLanguage}}
 }
 
 // Share is one value's share of a dimension in the target, the produced
@@ -182,7 +183,7 @@ func BuildReport(p *profiles.Profile, configs []dialog.ChatConfig, dialogues []d
 	if r.Turns > 0 {
 		r.KeepRate = float64(r.KeptTurns) / float64(r.Turns)
 	}
-	for _, dim := range profiles.Dimensions() {
+	for _, dim := range vocab.Dimensions() {
 		r.Dimensions = append(r.Dimensions, dimReport(p, dim, produced[dim], keptDist[dim]))
 	}
 	return r

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"dialogfarm/dialog"
-	"dialogfarm/profiles"
+	"dialogfarm/dialog/vocab"
 )
 
 func cfgFor(id, intent, lang string) dialog.ChatConfig {
@@ -57,13 +57,13 @@ func TestBuildReport(t *testing.T) {
 	}
 	var intent DimReport
 	for _, d := range r.Dimensions {
-		if d.Dim == profiles.DimIntent {
+		if d.Dim == vocab.DimIntent {
 			intent = d
 		}
 	}
 	// target intent: explain 3, fix 3, tests 2, docs 1, optimize 1, generate 1 (of 11);
 	// produced: explain 2, fix 2 → JSD by hand from the same formula.
-	want := JSD(p.Target(profiles.DimIntent), map[string]float64{"explain": 2, "fix": 2})
+	want := JSD(p.Target(vocab.DimIntent), map[string]float64{"explain": 2, "fix": 2})
 	if math.Abs(intent.JSDProduced-want) > 1e-12 || intent.JSDKept == nil {
 		t.Errorf("intent JSD %v (want %v), kept %v", intent.JSDProduced, want, intent.JSDKept)
 	}

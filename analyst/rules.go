@@ -9,6 +9,7 @@ import (
 	"unicode"
 
 	"dialogfarm/dialog"
+	"dialogfarm/dialog/vocab"
 	"dialogfarm/profiles"
 )
 
@@ -60,50 +61,35 @@ func Observe(s Session) Observed {
 	o.CommandIntent, o.Instruction, o.Trigger = instructionOf(r, &o.Defaulted)
 	o.Cursor = cursorOf(r, &o.Defaulted)
 	o.Reference = referenceOf(r.Query, o.Cursor)
-	o.Locale = DetectLocale(r.Query)
-	o.Turns = strconv.Itoa(min(s.Turns, profiles.MaxTurns))
+	o.Locale = queryLocale(r.Query)
+	o.Turns = strconv.Itoa(min(s.Turns, vocab.MaxTurns))
 	o.QueryStyle = QueryStyle(r.Query)
 	if o.Instruction == dialog.InstructionCommand {
-		o.QueryStyle = profiles.StyleTerse
+		o.QueryStyle = vocab.StyleTerse
 	}
 	return o
 }
 
-func languageOf(r Record) (lang, raw string) {
-	aliases := map[string]string{
-		"go": "go", "golang": "go",
-		"python": "python", "python3": "python", "py": "python",
-		"javascript": "javascript", "js": "javascript", "javascriptreact": "javascript", "jsx": "javascript", "node": "javascript",
-		"typescript": "typescript", "ts": "typescript", "typescriptreact": "typescript", "tsx": "typescript",
-		"java": "java",
+// queryLocale is the locale of a query as vocab detects it (the guess, for
+// a short query), en for a query without letters (a bare "/fix").
+func queryLocale(query string) string {
+	if loc, _ := vocab.DetectLocale(query); loc != "" {
+		return loc
 	}
-	exts := map[string]string{".go": "go", ".py": "python", ".pyi": "python", ".js": "javascript", ".mjs": "javascript",
-		".cjs": "javascript", ".jsx": "javascript", ".ts": "typescript", ".tsx": "typescript", ".mts": "typescript",
-		".cts": "typescript", ".java": "java"}
+	return "en"
+}
+
+func languageOf(r Record) (lang, raw string) {
 	if l := strings.ToLower(r.Language); l != "" {
-		return aliases[l], l
+		return vocab.Canonical(vocab.DimLanguage, l), l
 	}
 	if ext := strings.ToLower(filepath.Ext(r.File)); ext != "" {
-		return exts[ext], "ext:" + ext
+		return vocab.Canonical(vocab.DimLanguage, ext[1:]), "ext:" + ext
 	}
 	return "", "unknown"
 }
 
-func triggerOf(raw string) string {
-	aliases := map[string]string{
-		"panel": dialog.TriggerPanel, "chat": dialog.TriggerPanel, "sidebar": dialog.TriggerPanel,
-		"side_panel": dialog.TriggerPanel, "chat_panel": dialog.TriggerPanel, "view": dialog.TriggerPanel,
-		"activity_bar": dialog.TriggerPanel, "webview": dialog.TriggerPanel,
-		"palette": dialog.TriggerPalette, "command_palette": dialog.TriggerPalette, "commandpalette": dialog.TriggerPalette,
-		"keybinding": dialog.TriggerKeybinding, "shortcut": dialog.TriggerKeybinding, "hotkey": dialog.TriggerKeybinding,
-		"keyboard": dialog.TriggerKeybinding, "keybind": dialog.TriggerKeybinding,
-		"context_menu": dialog.TriggerContextMenu, "contextmenu": dialog.TriggerContextMenu,
-		"right_click": dialog.TriggerContextMenu, "editor_context": dialog.TriggerContextMenu, "menu": dialog.TriggerContextMenu,
-	}
-	key := strings.ReplaceAll(strings.ToLower(raw), "-", "_")
-	key = strings.ReplaceAll(key, " ", "_")
-	return aliases[key]
-}
+func triggerOf(raw string) string { return vocab.Canonical(vocab.DimTrigger, raw) }
 
 // commandIntent maps a logged plugin command ("askplugin.fixSelection",
 // "fix", "/tests") to its intent, or "".
@@ -113,15 +99,15 @@ func commandIntent(raw string) string {
 	c = strings.TrimPrefix(c, "/")
 	switch c {
 	case "explain", "explainselection":
-		return profiles.IntentExplain
+		return vocab.IntentExplain
 	case "fix", "fixselection":
-		return profiles.IntentFix
+		return vocab.IntentFix
 	case "tests", "test", "writetests":
-		return profiles.IntentTests
+		return vocab.IntentTests
 	case "doc", "docs", "adddocs":
-		return profiles.IntentDocs
+		return vocab.IntentDocs
 	case "optimize", "optimise":
-		return profiles.IntentOptimize
+		return vocab.IntentOptimize
 	}
 	return ""
 }
@@ -148,7 +134,7 @@ func instructionOf(r Record, defaulted *[]string) (intent, instruction, trigger 
 	_, isPluginCmd := profiles.PluginCommands()[cmd]
 	trigger = triggerOf(r.Trigger)
 	if trigger == "" {
-		*defaulted = append(*defaulted, profiles.DimTrigger)
+		*defaulted = append(*defaulted, vocab.DimTrigger)
 		trigger = dialog.TriggerPanel
 		if isPluginCmd {
 			trigger = dialog.TriggerPalette
@@ -173,17 +159,17 @@ func cursorOf(r Record, defaulted *[]string) string {
 	if !sel.Present {
 		switch {
 		case r.InFunction != nil && *r.InFunction:
-			return profiles.CursorInsideFunction
+			return vocab.CursorInsideFunction
 		case r.InFunction != nil:
-			return profiles.CursorIdle
+			return vocab.CursorIdle
 		case r.FunctionLines > 0:
-			return profiles.CursorInsideFunction
+			return vocab.CursorInsideFunction
 		}
-		*defaulted = append(*defaulted, profiles.DimCursor)
+		*defaulted = append(*defaulted, vocab.DimCursor)
 		if deictic.MatchString(r.Query) {
-			return profiles.CursorInsideFunction
+			return vocab.CursorInsideFunction
 		}
-		return profiles.CursorIdle
+		return vocab.CursorIdle
 	}
 	lines := sel.Lines
 	if lines == 0 {
@@ -191,15 +177,15 @@ func cursorOf(r Record, defaulted *[]string) string {
 	}
 	switch {
 	case r.FileLines > 0 && lines >= r.FileLines-1:
-		return profiles.CursorWholeFile
+		return vocab.CursorWholeFile
 	case lines == 1:
-		return profiles.CursorSingleLine
+		return vocab.CursorSingleLine
 	case r.FunctionLines > 0 && abs(lines-r.FunctionLines) <= 1:
-		return profiles.CursorWholeFunction
+		return vocab.CursorWholeFunction
 	case looksLikeWholeFunction(sel.Text):
-		return profiles.CursorWholeFunction
+		return vocab.CursorWholeFunction
 	}
-	return profiles.CursorPartialBlock
+	return vocab.CursorPartialBlock
 }
 
 var funcHead = regexp.MustCompile(`^\s*(@\w+.*\n\s*)*((export|default|async|static|public|private|protected)\s+)*(def|func|function)\b|^\s*((public|private|protected|static|final|abstract|synchronized|export|default)\s+)*[\w<>\[\], ?]+\s+\w+\s*\([^)]*\)\s*(throws [\w., ]+)?\s*\{`)
@@ -225,15 +211,15 @@ var (
 func referenceOf(query, cursor string) string {
 	switch {
 	case multiFiles.MatchString(query):
-		return profiles.RefOpenFiles
-	case cursor == profiles.CursorWholeFile || thisFile.MatchString(query):
-		return profiles.RefCurrentFile
-	case slices.Contains([]string{profiles.CursorWholeFunction, profiles.CursorPartialBlock, profiles.CursorSingleLine}, cursor):
-		return profiles.RefSelection
-	case cursor == profiles.CursorInsideFunction && deictic.MatchString(query):
-		return profiles.RefEnclosingFunction
+		return vocab.RefOpenFiles
+	case cursor == vocab.CursorWholeFile || thisFile.MatchString(query):
+		return vocab.RefCurrentFile
+	case slices.Contains([]string{vocab.CursorWholeFunction, vocab.CursorPartialBlock, vocab.CursorSingleLine}, cursor):
+		return vocab.RefSelection
+	case cursor == vocab.CursorInsideFunction && deictic.MatchString(query):
+		return vocab.RefEnclosingFunction
 	}
-	return profiles.RefNone
+	return vocab.RefNone
 }
 
 // QueryStyle classifies a query's length (terse: up to 6 words, verbose:
@@ -255,12 +241,12 @@ func QueryStyle(query string) string {
 			words++
 		}
 	}
-	style := profiles.StyleNormal
+	style := vocab.StyleNormal
 	switch {
 	case words <= 6:
-		style = profiles.StyleTerse
+		style = vocab.StyleTerse
 	case words > 30:
-		style = profiles.StyleVerbose
+		style = vocab.StyleVerbose
 	}
 	if code {
 		style += "_code"

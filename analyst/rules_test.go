@@ -2,31 +2,6 @@ package analyst
 
 import "testing"
 
-func TestDetectLocale(t *testing.T) {
-	tests := map[string]struct{ query, want string }{
-		"english":        {"why does this loop never end?", "en"},
-		"chinese":        {"这个函数是做什么的", "zh"},
-		"chinese mixed":  {"这个 function 为什么返回 null", "zh"},
-		"japanese":       {"この関数は何をしますか", "ja"},
-		"korean":         {"이 함수는 무엇을 합니까", "ko"},
-		"russian":        {"Почему этот код падает?", "ru"},
-		"spanish":        {"¿Por qué esta función devuelve el valor incorrecto?", "es"},
-		"german":         {"Warum ist die Schleife hier falsch und was macht sie?", "de"},
-		"french":         {"Pourquoi cette fonction est-elle si lente ?", "fr"},
-		"code ignored":   {"这是什么 `const x = new Map()`", "zh"},
-		"fenced ignored": {"解释一下\n```go\nfunc main() { fmt.Println(\"hello world, this is the thing\") }\n```", "zh"},
-		"bare slash":     {"/fix", "en"},
-		"no letters":     {"???", "en"},
-	}
-	for name, tt := range tests {
-		t.Run(name, func(t *testing.T) {
-			if got := DetectLocale(tt.query); got != tt.want {
-				t.Errorf("DetectLocale(%q) = %q, want %q", tt.query, got, tt.want)
-			}
-		})
-	}
-}
-
 func TestQueryStyle(t *testing.T) {
 	tests := map[string]struct{ query, want string }{
 		"terse":        {"why null here?", "terse"},

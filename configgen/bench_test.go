@@ -9,6 +9,7 @@ import (
 	"go.uber.org/zap"
 
 	"dialogfarm/analyst"
+	"dialogfarm/dialog/vocab"
 	"dialogfarm/profiles"
 )
 
@@ -59,7 +60,7 @@ func dimJSD(tb testing.TB, n int) (planVsConfigs, targetVsConfigs map[string]flo
 		}
 	}
 	planVsConfigs, targetVsConfigs = map[string]float64{}, map[string]float64{}
-	for _, dim := range profiles.Dimensions() {
+	for _, dim := range vocab.Dimensions() {
 		planVsConfigs[dim] = analyst.JSD(analyst.Floats(pl.Quotas[dim]), analyst.Floats(produced[dim]))
 		targetVsConfigs[dim] = analyst.JSD(p.Target(dim), analyst.Floats(produced[dim]))
 	}
@@ -77,7 +78,7 @@ func BenchmarkJSD(b *testing.B) {
 				pc, tc = dimJSD(b, n)
 			}
 			maxPC, maxTC := 0.0, 0.0
-			for _, dim := range profiles.Dimensions() {
+			for _, dim := range vocab.Dimensions() {
 				maxPC, maxTC = math.Max(maxPC, pc[dim]), math.Max(maxTC, tc[dim])
 				b.ReportMetric(pc[dim], "jsd-"+dim)
 			}
@@ -91,7 +92,7 @@ func BenchmarkJSD(b *testing.B) {
 // dimension's JSD between plan and configs is at most 0.02.
 func TestJSDTarget(t *testing.T) {
 	pc, tc := dimJSD(t, 1000)
-	for _, dim := range profiles.Dimensions() {
+	for _, dim := range vocab.Dimensions() {
 		t.Logf("%-12s plan→configs %.6f  target→configs %.6f", dim, pc[dim], tc[dim])
 		if pc[dim] > 0.02 || tc[dim] > 0.02 {
 			t.Errorf("%s: JSD plan %.4f, target %.4f > 0.02", dim, pc[dim], tc[dim])

@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"dialogfarm/dialog"
+	"dialogfarm/dialog/vocab"
 	"dialogfarm/internal/runfiles"
 	"dialogfarm/profiles"
 	"dialogfarm/redact"
@@ -132,7 +133,7 @@ func Generate(ctx context.Context, pl *profiles.Plan, cfg Config, log *zap.Logge
 		}
 		c, spec, ok := makeConfig(idx, pl, cfg, i, vals)
 		if !ok {
-			stats.Unfulfilled[vals[profiles.DimLanguage]+"/"+vals[profiles.DimCursor]]++
+			stats.Unfulfilled[vals[vocab.DimLanguage]+"/"+vals[vocab.DimCursor]]++
 			continue
 		}
 		if c.Instruction == dialog.InstructionCommand {
@@ -224,7 +225,7 @@ func writeQueries(ctx context.Context, cfg Config, out []dialog.ChatConfig, spec
 
 // makeConfig realises plan row i on a file of the index.
 func makeConfig(idx *index, pl *profiles.Plan, cfg Config, i int, vals map[string]string) (dialog.ChatConfig, querySpec, bool) {
-	lang, behaviour := vals[profiles.DimLanguage], vals[profiles.DimCursor]
+	lang, behaviour := vals[vocab.DimLanguage], vals[vocab.DimCursor]
 	files := idx.eligible[lang][behaviour]
 	if len(files) == 0 {
 		return dialog.ChatConfig{}, querySpec{}, false
@@ -235,20 +236,20 @@ func makeConfig(idx *index, pl *profiles.Plan, cfg Config, i int, vals map[strin
 	cd := cs[rng.IntN(len(cs))]
 	c := dialog.ChatConfig{
 		ID: fmt.Sprintf("%s-%05d", pl.ID, i), Repo: f.repo, File: f.rel, Language: lang,
-		Trigger: vals[profiles.DimTrigger], Instruction: vals[profiles.DimInstruction],
+		Trigger: vals[vocab.DimTrigger], Instruction: vals[vocab.DimInstruction],
 		Turns:  []dialog.TurnSpec{{}},
-		Locale: vals[profiles.DimLocale], Intent: vals[profiles.DimIntent], Difficulty: vals[profiles.DimDifficulty],
-		CursorBehaviour: behaviour, Reference: vals[profiles.DimReference], QueryStyle: vals[profiles.DimQueryStyle],
+		Locale: vals[vocab.DimLocale], Intent: vals[vocab.DimIntent], Difficulty: vals[vocab.DimDifficulty],
+		CursorBehaviour: behaviour, Reference: vals[vocab.DimReference], QueryStyle: vals[vocab.DimQueryStyle],
 		PlanCell: profiles.CellKey(vals),
 	}
 	code, snip := place(f, cd, behaviour, cfg.ContextLines, rng, &c)
 	if cd.fn >= 0 {
 		c.Symbol = f.p.funcs[cd.fn].name
 	}
-	if c.Reference == profiles.RefOpenFiles {
+	if c.Reference == vocab.RefOpenFiles {
 		c.OpenFiles = openFiles(idx, f, rng)
 	}
-	if turns, _ := strconv.Atoi(vals[profiles.DimTurns]); turns > 1 {
+	if turns, _ := strconv.Atoi(vals[vocab.DimTurns]); turns > 1 {
 		options := followUpKinds(c.Intent)
 		c.FollowUp = &dialog.FollowUpPolicy{}
 		prev := ""
@@ -272,17 +273,17 @@ func makeConfig(idx *index, pl *profiles.Plan, cfg Config, i int, vals map[strin
 func place(f *fileEntry, cd cand, behaviour string, ctxLines int, rng *rand.Rand, c *dialog.ChatConfig) (code, snip string) {
 	p := f.p
 	switch behaviour {
-	case profiles.CursorIdle:
+	case vocab.CursorIdle:
 		c.Cursor = &dialog.Position{Line: cd.row + 1, Col: 1}
 		return p.text(cd.row-ctxLines, cd.row+ctxLines), p.text(cd.row-min(3, ctxLines), cd.row+min(4, ctxLines))
-	case profiles.CursorInsideFunction:
+	case vocab.CursorInsideFunction:
 		s, e := p.trimmed(cd.row)
 		first := p.col(cd.row, s)
 		c.Cursor = &dialog.Position{Line: cd.row + 1, Col: first + rng.IntN(p.col(cd.row, e)-first+1)}
 		fn := f.p.funcs[cd.fn].outer
 		return p.text(cd.row-ctxLines, cd.row+ctxLines),
 			p.text(max(fn.startRow, cd.row-min(3, ctxLines)), min(fn.endRow, cd.row+min(4, ctxLines)))
-	case profiles.CursorSingleLine:
+	case vocab.CursorSingleLine:
 		s, e := p.trimmed(cd.row)
 		c.Selection = &dialog.Selection{Start: dialog.Position{Line: cd.row + 1, Col: p.col(cd.row, s)},
 			End: dialog.Position{Line: cd.row + 1, Col: p.col(cd.row, e)}}

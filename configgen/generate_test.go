@@ -14,6 +14,7 @@ import (
 
 	"dialogfarm/analyst"
 	"dialogfarm/dialog"
+	"dialogfarm/dialog/vocab"
 	"dialogfarm/profiles"
 )
 
@@ -100,11 +101,11 @@ func TestConfigsMatchPlanCells(t *testing.T) {
 		if strings.HasSuffix(c.QueryStyle, "_code") && c.Instruction != dialog.InstructionCommand && !strings.Contains(q, "```") {
 			t.Errorf("%s: style %s but no code pasted: %q", c.ID, c.QueryStyle, q)
 		}
-		if c.Reference == profiles.RefOpenFiles && len(c.OpenFiles) == 0 {
+		if c.Reference == vocab.RefOpenFiles && len(c.OpenFiles) == 0 {
 			t.Errorf("%s: open_files reference without open files", c.ID)
 		}
-		if c.TotalTurns() != atoi(rows[i][profiles.DimTurns]) {
-			t.Errorf("%s: %d turns, planned %s", c.ID, c.TotalTurns(), rows[i][profiles.DimTurns])
+		if c.TotalTurns() != atoi(rows[i][vocab.DimTurns]) {
+			t.Errorf("%s: %d turns, planned %s", c.ID, c.TotalTurns(), rows[i][vocab.DimTurns])
 		}
 	}
 }

@@ -16,7 +16,7 @@ import (
 	sitter "github.com/tree-sitter/go-tree-sitter"
 	"golang.org/x/sync/errgroup"
 
-	"dialogfarm/profiles"
+	"dialogfarm/dialog/vocab"
 	"dialogfarm/redact"
 )
 
@@ -232,7 +232,7 @@ func buildIndex(ctx context.Context, cfg Config, stats *Stats) (*index, error) {
 		if idx.eligible[e.lang] == nil {
 			idx.eligible[e.lang] = map[string][]*fileEntry{}
 		}
-		for _, b := range profiles.Values(profiles.DimCursor) {
+		for _, b := range vocab.Values(vocab.DimCursor) {
 			if len(e.cands[b]) > 0 {
 				idx.eligible[e.lang][b] = append(idx.eligible[e.lang][b], e)
 			}
@@ -263,23 +263,23 @@ func newEntry(d *redact.Detector, t pending, p *parsed, ctxLines int) *fileEntry
 		e.cands[b] = append(e.cands[b], c)
 	}
 	for _, r := range p.idleRows {
-		add(profiles.CursorIdle, cand{fn: -1, row: r}, r-ctxLines, r+ctxLines)
+		add(vocab.CursorIdle, cand{fn: -1, row: r}, r-ctxLines, r+ctxLines)
 	}
 	for fi, f := range p.funcs {
 		for _, r := range f.stmtRows {
-			add(profiles.CursorInsideFunction, cand{fn: fi, row: r}, r-ctxLines, r+ctxLines)
+			add(vocab.CursorInsideFunction, cand{fn: fi, row: r}, r-ctxLines, r+ctxLines)
 		}
-		add(profiles.CursorWholeFunction, cand{fn: fi, sp: f.outer}, f.outer.startRow, f.outer.endRow)
+		add(vocab.CursorWholeFunction, cand{fn: fi, sp: f.outer}, f.outer.startRow, f.outer.endRow)
 		for _, b := range f.blocks {
-			add(profiles.CursorPartialBlock, cand{fn: fi, sp: b}, b.startRow, b.endRow)
+			add(vocab.CursorPartialBlock, cand{fn: fi, sp: b}, b.startRow, b.endRow)
 		}
 		for _, r := range f.oneLine {
 			if s, end := p.trimmed(r); end > s {
-				add(profiles.CursorSingleLine, cand{fn: fi, row: r}, r, r)
+				add(vocab.CursorSingleLine, cand{fn: fi, row: r}, r, r)
 			}
 		}
 	}
 	last := rows - 1
-	add(profiles.CursorWholeFile, cand{fn: -1, sp: span{0, 0, last, len(p.line(last))}}, 0, last)
+	add(vocab.CursorWholeFile, cand{fn: -1, sp: span{0, 0, last, len(p.line(last))}}, 0, last)
 	return e
 }

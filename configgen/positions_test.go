@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"dialogfarm/dialog"
+	"dialogfarm/dialog/vocab"
 	"dialogfarm/profiles"
 )
 
@@ -188,8 +189,8 @@ func (f *checkedFile) check(t *testing.T, c dialog.ChatConfig) {
 }
 
 func TestPositionsPerLanguage(t *testing.T) {
-	cursors := profiles.Values(profiles.DimCursor)
-	for _, lang := range profiles.Values(profiles.DimLanguage) {
+	cursors := vocab.Values(vocab.DimCursor)
+	for _, lang := range vocab.Values(vocab.DimLanguage) {
 		t.Run(lang, func(t *testing.T) {
 			cfg := DefaultConfig()
 			cfg.Repos = []string{filepath.Join("testdata", "repos", lang)}
@@ -227,7 +228,7 @@ func posKey(c dialog.ChatConfig) string {
 func TestPositionsOnSampleRepo(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.Repos = []string{"../examples/sample-repo"}
-	res := generate(t, testPlan(profiles.Values(profiles.DimLanguage), profiles.Values(profiles.DimCursor), 20), cfg)
+	res := generate(t, testPlan(vocab.Values(vocab.DimLanguage), vocab.Values(vocab.DimCursor), 20), cfg)
 	if res.Stats.Configs != 5*6*20 || len(res.Stats.Unfulfilled) != 0 {
 		t.Fatalf("stats %+v", res.Stats)
 	}

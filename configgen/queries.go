@@ -14,6 +14,7 @@ import (
 	"sync"
 
 	"dialogfarm/dialog"
+	"dialogfarm/dialog/vocab"
 	"dialogfarm/internal/runfiles"
 	"dialogfarm/profiles"
 )
@@ -68,7 +69,7 @@ func (t *templater) query(s querySpec, rng *rand.Rand) string {
 	base, withCode := s.baseStyle()
 	lang := t.names[s.Language]
 	var q string
-	if s.Reference == profiles.RefNone || s.Reference == "" {
+	if s.Reference == vocab.RefNone || s.Reference == "" {
 		topics, tasks := t.topics[s.Language], t.tasks[s.Locale]
 		if len(tasks) == 0 {
 			tasks = t.tasks["en"]
@@ -77,21 +78,21 @@ func (t *templater) query(s querySpec, rng *rand.Rand) string {
 			"{lang}", lang).Replace(lt.general[s.Intent])
 	} else {
 		tmpl := lt.normal[s.Intent]
-		if base == profiles.StyleTerse {
+		if base == vocab.StyleTerse {
 			tmpl = lt.terse[s.Intent]
 		}
 		ref := lt.ref[s.Reference]
-		if s.Reference == profiles.RefEnclosingFunction && s.Symbol == "" {
-			ref = lt.ref[profiles.RefSelection]
+		if s.Reference == vocab.RefEnclosingFunction && s.Symbol == "" {
+			ref = lt.ref[vocab.RefSelection]
 		}
 		ref = strings.NewReplacer("{sym}", "`"+s.Symbol+"`", "{file}", path.Base(s.File),
 			"{files}", strings.Join(baseNames(append([]string{s.File}, s.OpenFiles...)), ", ")).Replace(ref)
 		q = strings.NewReplacer("{ref}", ref, "{lang}", lang).Replace(tmpl)
 	}
 	switch {
-	case base == profiles.StyleNormal && s.Difficulty == profiles.DifficultyHard:
+	case base == vocab.StyleNormal && s.Difficulty == vocab.DifficultyHard:
 		q += joiner(s.Locale) + lt.hardHint
-	case base == profiles.StyleVerbose:
+	case base == vocab.StyleVerbose:
 		q += joiner(s.Locale) + strings.NewReplacer("{lang}", lang, "{file}", path.Base(s.File)).Replace(lt.verbose[s.Difficulty])
 	}
 	if withCode && strings.TrimSpace(s.Snippet) != "" {
@@ -99,7 +100,7 @@ func (t *templater) query(s querySpec, rng *rand.Rand) string {
 	}
 	if s.Instruction == "slash_command" {
 		cmd := profiles.SlashCommands()[s.Intent]
-		if base == profiles.StyleTerse && !withCode {
+		if base == vocab.StyleTerse && !withCode {
 			return cmd
 		}
 		return cmd + " " + q

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"dialogfarm/profiles"
+	"dialogfarm/dialog/vocab"
 	"dialogfarm/redact"
 )
 
@@ -100,7 +100,7 @@ func C() int {
 	cfg := DefaultConfig()
 	cfg.Repos = []string{repo}
 	cfg.ContextLines = 2
-	pl := testPlan([]string{"go"}, profiles.Values(profiles.DimCursor), 30)
+	pl := testPlan([]string{"go"}, vocab.Values(vocab.DimCursor), 30)
 	for i := range pl.Cells {
 		pl.Cells[i].Values["query_style"] = "normal_code"
 	}

@@ -1,5 +1,7 @@
 package configgen
 
+import "dialogfarm/dialog/vocab"
+
 // localeText holds the template fallback's phrases for one locale.
 // Placeholders: {ref} the code referred to, {sym} the function name,
 // {file} the file, {files} the open files, {lang} the language's name,
@@ -20,8 +22,6 @@ type localeText struct {
 	// followUps maps a follow-up kind to the message sent.
 	followUps map[string]string
 }
-
-var intents8 = []string{"explain", "generate", "fix", "tests", "docs", "optimize", "refactor", "question"}
 
 func texts() map[string]localeText {
 	out := map[string]localeText{
@@ -137,8 +137,9 @@ func texts() map[string]localeText {
 }
 
 func m8(v ...string) map[string]string {
-	out := make(map[string]string, len(intents8))
-	for i, intent := range intents8 {
+	intents := vocab.Values(vocab.DimIntent)
+	out := make(map[string]string, len(intents))
+	for i, intent := range intents {
 		out[intent] = v[i]
 	}
 	return out

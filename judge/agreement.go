@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 
+	"dialogfarm/dialog/vocab"
 	"dialogfarm/internal/jsonl"
 )
 
@@ -25,7 +26,8 @@ type Scored struct {
 }
 
 // ReadScored reads a JSONL file of Scored lines; ids may be strings or
-// numbers. Blank lines are skipped; a line without an id is an error.
+// numbers, intents any spelling vocab reads (written canonical). Blank
+// lines are skipped; a line without an id is an error.
 func ReadScored(r io.Reader, name string) ([]Scored, error) {
 	var out []Scored
 	err := jsonl.Each(r, name, func(_ int, line []byte) error {
@@ -46,6 +48,9 @@ func ReadScored(r io.Reader, name string) ([]Scored, error) {
 		}
 		s := raw.Scored
 		s.ID, s.Score = id, *raw.Score
+		if n := vocab.Intent(s.Intent); n != "" {
+			s.Intent = n // older files spell optimize "optimise", question "general"
+		}
 		out = append(out, s)
 		return nil
 	})

@@ -164,9 +164,14 @@ func TestReadScoredAndReport(t *testing.T) {
 	if _, err := ReadScored(strings.NewReader(in), "judged.jsonl"); err == nil || !strings.Contains(err.Error(), "judged.jsonl:3: ") {
 		t.Errorf("bad score line: err = %v, want it to name line 3", err)
 	}
-	got, err := ReadScored(strings.NewReader(`{"id":17,"score":4}`+"\n"+`{"id":"a","score":5,"locale":"zh"}`), "x")
+	got, err := ReadScored(strings.NewReader(`{"id":17,"score":4,"intent":"optimise"}`+"\n"+`{"id":"a","score":5,"locale":"zh","intent":"general"}`), "x")
 	if err != nil || len(got) != 2 || got[0].ID != "17" || got[1].Locale != "zh" {
 		t.Fatalf("ReadScored = %+v, %v", got, err)
+	}
+	// A file the judge wrote before the one vocabulary breaks down by the
+	// intents of today's.
+	if got[0].Intent != "optimize" || got[1].Intent != "question" {
+		t.Errorf("older intent spellings read as %q and %q, want optimize and question", got[0].Intent, got[1].Intent)
 	}
 	rep, err := Evaluate(handJudged, handLabels, DefaultEvalOptions())
 	if err != nil {

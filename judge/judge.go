@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 
 	"go.uber.org/zap"
 	"golang.org/x/sync/errgroup"
 
 	"dialogfarm/dialog"
+	"dialogfarm/dialog/vocab"
 )
 
 // Config configures a Judge. The judge model's endpoint is not part of it:
@@ -53,13 +56,11 @@ func New(cfg Config, llm Completer, log *zap.Logger) (*Judge, error) {
 		return nil, err
 	}
 	rubrics := DefaultRubrics()
-	for intent, text := range cfg.Rubrics {
-		n := NormalizeIntent(intent)
-		if n == "" {
-			return nil, fmt.Errorf("judge rubric for %q: no such intent (have %v)", intent, Intents)
-		}
-		rubrics[n] = text
+	overrides, err := byIntent(cfg.Rubrics, "judge rubric")
+	if err != nil {
+		return nil, err
 	}
+	maps.Copy(rubrics, overrides)
 	if cfg.Concurrency < 1 {
 		cfg.Concurrency = 1
 	}
@@ -83,7 +84,7 @@ func (j *Judge) RulesOnly() bool { return j.llm == nil }
 // unparseable verdict. Only the end of ctx is an error.
 func (j *Judge) Judge(ctx context.Context, s Subject, cands []dialog.Candidate) ([]dialog.Verdict, error) {
 	if s.Intent == "" {
-		s.Intent = IntentGeneral
+		s.Intent = vocab.IntentQuestion
 	}
 	verdicts := make([]dialog.Verdict, len(cands))
 	g, ctx := errgroup.WithContext(ctx)
@@ -200,4 +201,24 @@ func Best(vs []dialog.Verdict) int {
 		}
 	}
 	return -1
+}
+
+// byIntent keys m by canonical intent: an older spelling ("optimise",
+// "general") names the intent; a key that names none, or two keys that
+// name one, are errors.
+func byIntent[V any](m map[string]V, what string) (map[string]V, error) {
+	out := make(map[string]V, len(m))
+	from := map[string]string{}
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		n := vocab.Intent(k)
+		switch {
+		case n == "":
+			return nil, fmt.Errorf("%s for %q: no such intent (have %v)", what, k, vocab.Values(vocab.DimIntent))
+		case from[n] != "":
+			return nil, fmt.Errorf("%s for %q: %q names the same intent, %s", what, k, from[n], n)
+		}
+		from[n] = k
+		out[n] = m[k]
+	}
+	return out, nil
 }

@@ -9,6 +9,7 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"dialogfarm/dialog"
+	"dialogfarm/dialog/vocab"
 	"dialogfarm/internal/golden"
 	"dialogfarm/internal/llmtest"
 	"dialogfarm/pool"
@@ -217,7 +218,27 @@ func TestUnknownRubricIntent(t *testing.T) {
 	}
 	cfg.Rubrics = map[string]string{"optimize": "custom optimise rubric"}
 	j, err := New(cfg, nil, zaptest.NewLogger(t))
-	if err != nil || j.rubrics[IntentOptimise] != "custom optimise rubric" {
+	if err != nil || j.rubrics[vocab.IntentOptimize] != "custom optimise rubric" {
 		t.Errorf("rubric override: %v", err)
+	}
+	// A config written for the judge's older spellings still loads.
+	cfg.Rubrics = map[string]string{"optimise": "old optimise", "general": "old general"}
+	j, err = New(cfg, nil, zaptest.NewLogger(t))
+	if err != nil || j.rubrics[vocab.IntentOptimize] != "old optimise" || j.rubrics[vocab.IntentQuestion] != "old general" {
+		t.Errorf("older spellings: %v", err)
+	}
+	cfg.Rubrics = map[string]string{"optimise": "a", "optimize": "b"}
+	if _, err := New(cfg, nil, zaptest.NewLogger(t)); err == nil || !strings.Contains(err.Error(), "names the same intent") {
+		t.Errorf("two spellings of one intent: err = %v", err)
+	}
+	cfg.Rubrics = nil
+	cfg.Params.MaxChars = map[string]int{"general": 10}
+	j, err = New(cfg, nil, zaptest.NewLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds := Deductions(j.rules, Subject{Intent: vocab.IntentQuestion}, "an answer of more than ten characters")
+	if len(ds) != 1 || ds[0].Rule != RuleTooLong {
+		t.Errorf("max_chars under the older spelling general: deductions %v", ds)
 	}
 }

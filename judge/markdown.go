@@ -2,6 +2,8 @@ package judge
 
 import (
 	"strings"
+
+	"dialogfarm/dialog/vocab"
 )
 
 // codeBlock is one fenced code block of an answer.
@@ -89,44 +91,6 @@ func (md markdown) code() string {
 	return strings.Join(parts, "\n")
 }
 
-// withoutInlineCode removes `inline code` spans and URLs from prose, so what
-// is left is natural language.
-func withoutInlineCode(prose string) string {
-	var sb strings.Builder
-	in := false
-	for _, r := range prose {
-		if r == '`' {
-			in = !in
-			continue
-		}
-		if !in {
-			sb.WriteRune(r)
-		}
-	}
-	words := strings.Fields(sb.String())
-	kept := words[:0]
-	for _, w := range words {
-		if !strings.Contains(w, "://") {
-			kept = append(kept, w)
-		}
-	}
-	return strings.Join(kept, " ")
-}
-
-// langAliases maps code fence tags and editor language ids to one name.
-var langAliases = map[string]string{
-	"golang": "go", "py": "python", "python3": "python", "py3": "python",
-	"js": "javascript", "node": "javascript", "jsx": "javascript", "javascriptreact": "javascript",
-	"mjs": "javascript", "cjs": "javascript",
-	"ts": "typescript", "tsx": "typescript", "typescriptreact": "typescript",
-	"c++": "cpp", "cc": "cpp", "cxx": "cpp", "hpp": "cpp", "h": "c",
-	"cs": "csharp", "c#": "csharp", "rs": "rust", "rb": "ruby", "kt": "kotlin", "kts": "kotlin",
-	"sh": "shell", "bash": "shell", "zsh": "shell", "shellscript": "shell", "console": "shell",
-	"shell-session": "shell", "powershell": "shell", "ps1": "shell", "bat": "shell", "cmd": "shell",
-	"yml": "yaml", "md": "markdown", "plaintext": "text", "txt": "text", "plain": "text",
-	"patch": "diff", "output": "text", "log": "text",
-}
-
 // neutralLangs are fence tags that never conflict with a file's language:
 // commands, data, diffs and output appear in answers about any code.
 var neutralLangs = map[string]bool{
@@ -142,10 +106,4 @@ var compatibleLangs = map[[2]string]bool{
 }
 
 // normLang is the canonical name of a fence tag or language id.
-func normLang(s string) string {
-	s = strings.ToLower(strings.TrimSpace(s))
-	if a, ok := langAliases[s]; ok {
-		return a
-	}
-	return s
-}
+func normLang(s string) string { return vocab.LanguageName(s) }

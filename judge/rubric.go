@@ -7,34 +7,35 @@ import (
 	"strings"
 
 	"dialogfarm/dialog"
+	"dialogfarm/dialog/vocab"
 )
 
 // DefaultRubrics are the scoring rubrics per intent. Every rubric shares
 // the 1–5 scale in scaleText; it says what a 5 needs for that intent.
 func DefaultRubrics() map[string]string {
 	return map[string]string{
-		IntentExplain: `The developer asked what the code does.
+		vocab.IntentExplain: `The developer asked what the code does.
 A 5 explains the given code's actual behaviour step by step, is correct about every detail it states,
 points out surprising behaviour or bugs, refers to the code's own names, and does not pad.`,
-		IntentGenerate: `The developer asked for new code.
+		vocab.IntentGenerate: `The developer asked for new code.
 A 5 gives complete, compilable code in the file's language that does exactly what was asked, fits the
 surrounding code (names, style, imports), handles errors and edge cases, and explains briefly.`,
-		IntentFix: `The developer asked to find and fix bugs.
+		vocab.IntentFix: `The developer asked to find and fix bugs.
 A 5 identifies the real bug(s) in the given code, shows the corrected code, explains each change, and
 changes nothing that was not broken.`,
-		IntentTests: `The developer asked for unit tests.
+		vocab.IntentTests: `The developer asked for unit tests.
 A 5 gives runnable tests in the language's usual framework that exercise the given code's real
 behaviour: normal cases, edge cases and error paths, with correct expected values.`,
-		IntentDocs: `The developer asked for documentation comments.
+		vocab.IntentDocs: `The developer asked for documentation comments.
 A 5 shows the given code with accurate doc comments in the language's conventions (godoc, docstrings,
 JSDoc, Javadoc) and leaves the code itself unchanged.`,
-		IntentOptimise: `The developer asked to optimise the code.
+		vocab.IntentOptimize: `The developer asked to optimise the code.
 A 5 improves performance or readability measurably without changing behaviour, shows the improved
 code, and explains why each change helps.`,
-		IntentRefactor: `The developer asked to refactor the code.
+		vocab.IntentRefactor: `The developer asked to refactor the code.
 A 5 restructures the code for clarity without changing behaviour, shows the complete result, and
 explains the changes.`,
-		IntentGeneral: `The developer asked a general programming question.
+		vocab.IntentQuestion: `The developer asked a general programming question.
 A 5 answers the question asked, correctly and concisely, using the editor context where it matters.`,
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"dialogfarm/dialog"
+	"dialogfarm/dialog/vocab"
 )
 
 // Rule names, as recorded in dialog.Deduction.Rule.
@@ -59,14 +60,17 @@ type RuleParams struct {
 // DefaultMaxChars is the default length bound per intent, in characters.
 func DefaultMaxChars() map[string]int {
 	return map[string]int{
-		IntentExplain: 6000, IntentGenerate: 8000, IntentFix: 8000, IntentTests: 10000,
-		IntentDocs: 8000, IntentOptimise: 8000, IntentRefactor: 8000, IntentGeneral: 5000,
+		vocab.IntentExplain: 6000, vocab.IntentGenerate: 8000, vocab.IntentFix: 8000, vocab.IntentTests: 10000,
+		vocab.IntentDocs: 8000, vocab.IntentOptimize: 8000, vocab.IntentRefactor: 8000, vocab.IntentQuestion: 5000,
 	}
 }
 
 // DefaultRuleParams are the thresholds the rules use unless configured.
+// MaxChars is left empty, the DefaultMaxChars standing in for every intent
+// it does not name: a configuration that names an intent the older way
+// ("general") then overrides its default instead of colliding with it.
 func DefaultRuleParams() RuleParams {
-	return RuleParams{MinChars: 20, MaxChars: DefaultMaxChars(), VerbatimLines: 6, VerbatimShare: 0.6}
+	return RuleParams{MinChars: 20, VerbatimLines: 6, VerbatimShare: 0.6}
 }
 
 // DefaultRules is the registry of rules with their default weights.
@@ -89,6 +93,11 @@ func DefaultRules(p RuleParams) []Rule {
 // BuildRules applies per-rule overrides to DefaultRules(p). An override
 // naming no rule is an error, so a typo does not silently keep a rule on.
 func BuildRules(p RuleParams, overrides map[string]RuleConfig) ([]Rule, error) {
+	maxChars, err := byIntent(p.MaxChars, "judge max_chars")
+	if err != nil {
+		return nil, err
+	}
+	p.MaxChars = maxChars
 	rules := DefaultRules(p)
 	names := make([]string, 0, len(overrides))
 	for name := range overrides {
@@ -157,8 +166,8 @@ func localeMismatch(s Subject, answer string) (string, bool) {
 	if s.Locale == "" {
 		return "", false
 	}
-	got := dominantScript(withoutInlineCode(parseMarkdown(answer).Prose))
-	if want := scriptOfLocale(s.Locale); got != "" && got != want {
+	got := vocab.Script(answer)
+	if want := vocab.ScriptOf(s.Locale); got != "" && got != want {
 		return fmt.Sprintf("the query is in %s (%s script) but the answer is in %s script", s.Locale, want, got), true
 	}
 	return "", false

@@ -6,6 +6,7 @@ import (
 
 	"dialogfarm/adapter"
 	"dialogfarm/dialog"
+	"dialogfarm/dialog/vocab"
 )
 
 // Two of the reference plugin's slash-command templates (plugin/prompt.js),
@@ -91,7 +92,7 @@ func TestRuleLocaleMismatch(t *testing.T) {
 		{name: "en query en answer", s: en, answer: enAnswer},
 		{name: "code-only answer has no prose to judge", s: zh, answer: "```go\n" + goCode + "\n```"},
 		{name: "slash template alone is English", s: slashOnly, answer: zhAnswer, fire: true},
-		{name: "unknown locale never fires", s: Subject{Intent: IntentGeneral}, answer: zhAnswer},
+		{name: "unknown locale never fires", s: Subject{Intent: vocab.IntentQuestion}, answer: zhAnswer},
 	})
 	if zh.Locale != "zh" || en.Locale != "en" {
 		t.Errorf("detected locales %q %q, want zh en", zh.Locale, en.Locale)
@@ -107,7 +108,7 @@ func TestRuleMissingCodeBlock(t *testing.T) {
 		{name: "fix with empty block", s: fix, answer: "Fixed:\n```go\n\n```", fire: true},
 		{name: "explain needs no code", s: explain, answer: "It counts words."},
 	})
-	if fix.Intent != IntentFix || explain.Intent != IntentExplain {
+	if fix.Intent != vocab.IntentFix || explain.Intent != vocab.IntentExplain {
 		t.Errorf("intents %q %q, want fix explain", fix.Intent, explain.Intent)
 	}
 }
@@ -163,7 +164,7 @@ func TestRuleTooLong(t *testing.T) {
 	runRule(t, RuleTooLong, []ruleCase{
 		{name: "over explain bound", s: s, answer: strings.Repeat("word ", 1201), fire: true, reason: "6005 characters, more than 6000"},
 		{name: "at the bound", s: s, answer: strings.Repeat("word ", 1200)},
-		{name: "tests allow more", s: Subject{Intent: IntentTests}, answer: strings.Repeat("word ", 1500)},
+		{name: "tests allow more", s: Subject{Intent: vocab.IntentTests}, answer: strings.Repeat("word ", 1500)},
 	})
 }
 
@@ -224,11 +225,15 @@ func TestNewSubject(t *testing.T) {
 		cfg                         *dialog.ChatConfig
 		intent, lang, locale, query string
 	}{
-		{"slash explain", askExplain, nil, IntentExplain, "go", "en", ""},
-		{"slash tests with rest", askTests + "\n用 table-driven 测试，覆盖空字符串", nil, IntentTests, "go", "zh", "用 table-driven 测试，覆盖空字符串"},
-		{"keyword fix", "why does this crash on empty input?", nil, IntentFix, "go", "en", "why does this crash on empty input?"},
-		{"config wins for intent", "hmm", &dialog.ChatConfig{Intent: "optimize", Language: "golang", Locale: "zh"}, IntentOptimise, "golang", "zh", "hmm"},
-		{"nothing matches", "thoughts?", nil, IntentGeneral, "go", "", "thoughts?"},
+		{"slash explain", askExplain, nil, vocab.IntentExplain, "go", "en", ""},
+		{"slash tests with rest", askTests + "\n用 table-driven 测试，覆盖空字符串", nil, vocab.IntentTests, "go", "zh", "用 table-driven 测试，覆盖空字符串"},
+		{"keyword fix", "why does this crash on empty input?", nil, vocab.IntentFix, "go", "en", "why does this crash on empty input?"},
+		{"config wins for intent", "hmm", &dialog.ChatConfig{Intent: "optimize", Language: "golang", Locale: "zh"}, vocab.IntentOptimize, "golang", "zh", "hmm"},
+		{"an older spelling in the config", "hmm", &dialog.ChatConfig{Intent: "optimise", Locale: "zh"}, vocab.IntentOptimize, "go", "zh", "hmm"},
+		{"sure words win over the config", "这个函数为什么这么慢", &dialog.ChatConfig{Locale: "en"}, vocab.IntentOptimize, "go", "zh", "这个函数为什么这么慢"},
+		// One word is too few to be sure of a locale, but with no config
+		// to say otherwise it is read as the analyst reads it.
+		{"nothing matches", "thoughts?", nil, vocab.IntentQuestion, "go", "en", "thoughts?"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

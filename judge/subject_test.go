@@ -7,6 +7,7 @@ import (
 
 	"dialogfarm/adapter"
 	"dialogfarm/dialog"
+	"dialogfarm/dialog/vocab"
 )
 
 // quillRequest is a request as the test plugin Quill sends it (see
@@ -54,23 +55,23 @@ func TestQuillSubjectQueryExcludesContext(t *testing.T) {
 	cfg := &dialog.ChatConfig{ID: "quill-explain", Plugin: "quill"}
 
 	s := NewSubject(quillRequest(t, nil, explain), cfg, set)
-	if s.Query != "" || s.Intent != IntentExplain || s.Locale != "en" {
+	if s.Query != "" || s.Intent != vocab.IntentExplain || s.Locale != "en" {
 		t.Errorf("explain this: query %q intent %q locale %q; want no words of the developer's, explain, en", s.Query, s.Intent, s.Locale)
 	}
 	// Read as the developer's words, the code would make it a Chinese fix.
-	if raw := NewSubject(quillRequest(t, nil, explain), cfg, nil); raw.Query != explain || raw.Intent != IntentFix {
+	if raw := NewSubject(quillRequest(t, nil, explain), cfg, nil); raw.Query != explain || raw.Intent != vocab.IntentFix {
 		t.Errorf("without a reader: query %q intent %q", raw.Query, raw.Intent)
 	}
 
 	history := []dialog.Message{{Role: "user", Content: explain}, {Role: "assistant", Content: "It reverses s by runes."}}
 	s = NewSubject(quillRequest(t, history, "这个函数对空字符串安全吗？为什么？"), cfg, set)
-	if s.Query != "这个函数对空字符串安全吗？为什么？" || s.Locale != "zh" || s.Intent != IntentExplain {
+	if s.Query != "这个函数对空字符串安全吗？为什么？" || s.Locale != "zh" || s.Intent != vocab.IntentExplain {
 		t.Errorf("follow-up: query %q intent %q locale %q", s.Query, s.Intent, s.Locale)
 	}
 
 	// A config without a plugin field is the run's first adapter's.
 	s = NewSubject(quillRequest(t, nil, explain), &dialog.ChatConfig{ID: "c"}, adapter.Set{quill, ask})
-	if s.Query != "" || s.Intent != IntentExplain {
+	if s.Query != "" || s.Intent != vocab.IntentExplain {
 		t.Errorf("default plugin quill: query %q intent %q", s.Query, s.Intent)
 	}
 }

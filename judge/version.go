@@ -5,6 +5,8 @@ import (
 	"encoding/hex"
 	"maps"
 	"slices"
+
+	"dialogfarm/dialog/vocab"
 )
 
 // RubricVersion names the scoring instructions a judge with these rubric
@@ -16,7 +18,7 @@ import (
 func RubricVersion(overrides map[string]string) string {
 	rubrics := DefaultRubrics()
 	for intent, text := range overrides {
-		if n := NormalizeIntent(intent); n != "" {
+		if n := vocab.Intent(intent); n != "" {
 			rubrics[n] = text
 		}
 	}

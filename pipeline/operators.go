@@ -6,9 +6,9 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/google/jsonschema-go/jsonschema"
+	"dialogfarm/dialog/vocab"
 
-	"dialogfarm/profiles"
+	"github.com/google/jsonschema-go/jsonschema"
 )
 
 // PortType is what flows along an edge: one of the shared nouns.
@@ -205,4 +205,4 @@ func rawDefault(v any) json.RawMessage {
 }
 
 // dims lists the profile dimensions (report cells).
-func dims() []string { return profiles.Dimensions() }
+func dims() []string { return vocab.Dimensions() }

@@ -15,6 +15,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"dialogfarm/dialog"
+	"dialogfarm/dialog/vocab"
 )
 
 //go:embed *.yaml
@@ -74,16 +75,16 @@ func (p *Profile) Validate() error {
 		errs = append(errs, &dialog.FieldError{File: p.source(), Field: field, PathOnly: true, Msg: fmt.Sprintf(format, args...)})
 	}
 	for dim, ws := range p.Dimensions {
-		if Values(dim) == nil {
-			add("dimensions."+dim, "unknown dimension (known: %s)", strings.Join(Dimensions(), ", "))
+		if vocab.Values(dim) == nil {
+			add("dimensions."+dim, "unknown dimension (known: %s)", strings.Join(vocab.Dimensions(), ", "))
 			continue
 		}
 		seen := map[string]bool{}
 		for _, w := range ws {
 			field := "dimensions." + dim + "." + w.Value
 			switch {
-			case !Known(dim, w.Value):
-				add(field, "unknown value %q (known: %s)", w.Value, strings.Join(Values(dim), ", "))
+			case !vocab.Known(dim, w.Value):
+				add(field, "unknown value %q (known: %s)", w.Value, strings.Join(vocab.Values(dim), ", "))
 			case seen[w.Value]:
 				add(field, "value listed twice")
 			case w.Weight < 0 || math.IsNaN(w.Weight) || math.IsInf(w.Weight, 0):
@@ -96,7 +97,7 @@ func (p *Profile) Validate() error {
 		for part, m := range map[string]map[string][]string{"when": c.When, "require": c.Require, "exclude": c.Exclude} {
 			for dim, vals := range m {
 				for _, v := range vals {
-					if !Known(dim, v) {
+					if !vocab.Known(dim, v) {
 						add(fmt.Sprintf("constraints[%d].%s.%s", i, part, dim), "unknown value %q", v)
 					}
 				}
@@ -207,8 +208,8 @@ func (ps *parser) dimensions(p *Profile, n *yaml.Node) {
 		k, v := n.Content[i], n.Content[i+1]
 		dim := k.Value
 		field := "dimensions." + dim
-		if Values(dim) == nil {
-			ps.errorf(k, field, "unknown dimension (known: %s)", strings.Join(Dimensions(), ", "))
+		if vocab.Values(dim) == nil {
+			ps.errorf(k, field, "unknown dimension (known: %s)", strings.Join(vocab.Dimensions(), ", "))
 			continue
 		}
 		if _, dup := p.Dimensions[dim]; dup {
@@ -216,7 +217,7 @@ func (ps *parser) dimensions(p *Profile, n *yaml.Node) {
 			continue
 		}
 		if v.Kind != yaml.MappingNode || len(v.Content) == 0 {
-			ps.errorf(v, field, "must map values to weights, e.g. {%s: 1}", Values(dim)[0])
+			ps.errorf(v, field, "must map values to weights, e.g. {%s: 1}", vocab.Values(dim)[0])
 			p.Dimensions[dim] = nil
 			continue
 		}
@@ -224,12 +225,17 @@ func (ps *parser) dimensions(p *Profile, n *yaml.Node) {
 		for j := 0; j+1 < len(v.Content); j += 2 {
 			vk, vv := v.Content[j], v.Content[j+1]
 			vfield := field + "." + vk.Value
-			if !Known(dim, vk.Value) {
-				ps.errorf(vk, vfield, "unknown value %q (known: %s)", vk.Value, strings.Join(Values(dim), ", "))
+			val := vocab.Canonical(dim, vk.Value) // an older spelling reads as the value
+			if val == "" {
+				ps.errorf(vk, vfield, "unknown value %q (known: %s)", vk.Value, strings.Join(vocab.Values(dim), ", "))
 				continue
 			}
-			if slices.ContainsFunc(ws, func(w Weight) bool { return w.Value == vk.Value }) {
-				ps.errorf(vk, vfield, "value listed twice")
+			if slices.ContainsFunc(ws, func(w Weight) bool { return w.Value == val }) {
+				if val != vk.Value {
+					ps.errorf(vk, vfield, "value listed twice (%s is another spelling of %s)", vk.Value, val)
+				} else {
+					ps.errorf(vk, vfield, "value listed twice")
+				}
 				continue
 			}
 			w, err := strconv.ParseFloat(ps.scalar(vv, vfield), 64)
@@ -241,14 +247,14 @@ func (ps *parser) dimensions(p *Profile, n *yaml.Node) {
 				ps.errorf(vv, vfield, "weight %s must be a finite number >= 0", vv.Value)
 				continue
 			}
-			ws = append(ws, Weight{Value: vk.Value, Weight: w, Line: vk.Line})
+			ws = append(ws, Weight{Value: val, Weight: w, Line: vk.Line})
 		}
 		p.Dimensions[dim] = ws
 		if len(ws) > 0 && !slices.ContainsFunc(ws, func(w Weight) bool { return w.Weight > 0 }) {
 			ps.errorf(k, field, "all weights are zero; at least one value needs a positive weight")
 		}
 	}
-	for _, dim := range Dimensions() {
+	for _, dim := range vocab.Dimensions() {
 		if _, ok := p.Dimensions[dim]; !ok {
 			ps.errorf(n, "dimensions."+dim, "missing (every profile lists all ten dimensions)")
 		}
@@ -304,8 +310,8 @@ func (ps *parser) valueSets(n *yaml.Node, field string) map[string][]string {
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
 		f := field + "." + k.Value
-		if Values(k.Value) == nil {
-			ps.errorf(k, f, "unknown dimension (known: %s)", strings.Join(Dimensions(), ", "))
+		if vocab.Values(k.Value) == nil {
+			ps.errorf(k, f, "unknown dimension (known: %s)", strings.Join(vocab.Dimensions(), ", "))
 			continue
 		}
 		var items []*yaml.Node
@@ -322,11 +328,12 @@ func (ps *parser) valueSets(n *yaml.Node, field string) map[string][]string {
 			ps.errorf(v, f, "empty list of values")
 		}
 		for _, it := range items {
-			if it.Kind != yaml.ScalarNode || !Known(k.Value, it.Value) {
-				ps.errorf(it, f, "unknown value %q (known: %s)", it.Value, strings.Join(Values(k.Value), ", "))
+			val := vocab.Canonical(k.Value, it.Value)
+			if it.Kind != yaml.ScalarNode || val == "" {
+				ps.errorf(it, f, "unknown value %q (known: %s)", it.Value, strings.Join(vocab.Values(k.Value), ", "))
 				continue
 			}
-			out[k.Value] = append(out[k.Value], it.Value)
+			out[k.Value] = append(out[k.Value], val)
 		}
 	}
 	return out

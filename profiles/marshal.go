@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"dialogfarm/dialog/vocab"
 )
 
 // Notes are comments written next to values when a profile is marshalled:
@@ -26,7 +28,7 @@ func Marshal(p *Profile, header []string, notes Notes) []byte {
 	}
 	fmt.Fprintf(&b, "seed: %d\n", p.Seed)
 	b.WriteString("dimensions:\n")
-	for _, dim := range Dimensions() {
+	for _, dim := range vocab.Dimensions() {
 		b.WriteString("  " + dim + ":")
 		if n := notes[dim][""]; n != "" {
 			b.WriteString("  # " + n)
@@ -67,7 +69,7 @@ func Marshal(p *Profile, header []string, notes Notes) []byte {
 
 func flow(m map[string][]string) string {
 	var parts []string
-	for _, dim := range Dimensions() {
+	for _, dim := range vocab.Dimensions() {
 		if vals, ok := m[dim]; ok {
 			parts = append(parts, fmt.Sprintf("%s: [%s]", dim, strings.Join(vals, ", ")))
 		}
@@ -87,7 +89,7 @@ func quote(s string) string {
 func (p *Profile) Hash() string {
 	h := sha256.New()
 	fmt.Fprintf(h, "seed=%d\n", p.Seed)
-	for _, dim := range Dimensions() {
+	for _, dim := range vocab.Dimensions() {
 		for _, w := range p.Dimensions[dim] {
 			fmt.Fprintf(h, "%s.%s=%v\n", dim, w.Value, w.Weight)
 		}

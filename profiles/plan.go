@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"dialogfarm/dialog"
+	"dialogfarm/dialog/vocab"
 	"dialogfarm/internal/runfiles"
 )
 
@@ -44,7 +45,7 @@ type Cell struct {
 // CellKey joins a combination's values in canonical dimension order.
 func CellKey(values map[string]string) string {
 	parts := make([]string, 0, 10)
-	for _, dim := range Dimensions() {
+	for _, dim := range vocab.Dimensions() {
 		parts = append(parts, values[dim])
 	}
 	return strings.Join(parts, "/")
@@ -86,7 +87,7 @@ func (pl *Plan) Check(p *Profile) error {
 	if total != pl.N {
 		return fmt.Errorf("plan %s: cells sum to %d, want n=%d", pl.ID, total, pl.N)
 	}
-	for _, dim := range Dimensions() {
+	for _, dim := range vocab.Dimensions() {
 		for v, share := range p.Target(dim) {
 			q := pl.Quotas[dim][v]
 			if counts[dim][v] != q {
@@ -126,18 +127,27 @@ func WritePlan(path string, pl *Plan) error {
 }
 
 // ConfigValues reads a chat config's profile cell: one value per dimension
-// ("" where the config does not say).
+// ("" where the config does not say), an older spelling of a value read as
+// the value ("optimise" as optimize).
 func ConfigValues(c dialog.ChatConfig) map[string]string {
-	return map[string]string{
-		DimIntent:      c.Intent,
-		DimInstruction: c.Instruction,
-		DimTrigger:     c.Trigger,
-		DimCursor:      c.CursorBehaviour,
-		DimReference:   c.Reference,
-		DimLanguage:    c.Language,
-		DimLocale:      c.Locale,
-		DimTurns:       strconv.Itoa(c.TotalTurns()),
-		DimDifficulty:  c.Difficulty,
-		DimQueryStyle:  c.QueryStyle,
+	raw := map[string]string{
+		vocab.DimIntent:      c.Intent,
+		vocab.DimInstruction: c.Instruction,
+		vocab.DimTrigger:     c.Trigger,
+		vocab.DimCursor:      c.CursorBehaviour,
+		vocab.DimReference:   c.Reference,
+		vocab.DimLanguage:    c.Language,
+		vocab.DimLocale:      c.Locale,
+		vocab.DimTurns:       strconv.Itoa(c.TotalTurns()),
+		vocab.DimDifficulty:  c.Difficulty,
+		vocab.DimQueryStyle:  c.QueryStyle,
 	}
+	out := make(map[string]string, len(raw))
+	for dim, v := range raw {
+		if c := vocab.Canonical(dim, v); c != "" {
+			v = c
+		}
+		out[dim] = v
+	}
+	return out
 }

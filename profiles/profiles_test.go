@@ -2,6 +2,7 @@ package profiles
 
 import (
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -9,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"dialogfarm/dialog"
+	"dialogfarm/dialog/vocab"
 	"dialogfarm/internal/golden"
 )
 
@@ -43,7 +45,7 @@ func TestFieldErrorsNameFileLineField(t *testing.T) {
 		}
 		all = append(all, fe)
 	}
-	want := map[string]int{"colour": 3, "dimensions.intent.explian": 5, "dimensions.trigger.sidebar": 7,
+	want := map[string]int{"colour": 3, "dimensions.intent.explian": 5, "dimensions.trigger.toolbar": 7,
 		"dimensions.language.rust": 10, "dimensions.turns.11": 12, "dimensions.mood": 15}
 	got := map[string]int{}
 	for _, fe := range all {
@@ -65,7 +67,7 @@ func TestBuiltinDefault(t *testing.T) {
 	if p.Name != "default" || p.Seed != 42 || len(p.Constraints) != 2 {
 		t.Errorf("default: name %q seed %d constraints %d", p.Name, p.Seed, len(p.Constraints))
 	}
-	for _, dim := range Dimensions() {
+	for _, dim := range vocab.Dimensions() {
 		sum := 0.0
 		for _, v := range p.Target(dim) {
 			sum += v
@@ -86,7 +88,7 @@ func TestMarshalRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			out := Marshal(p, []string{"fitted by test"}, Notes{DimIntent: {"explain": "3 sessions", "": "classified"}})
+			out := Marshal(p, []string{"fitted by test"}, Notes{vocab.DimIntent: {"explain": "3 sessions", "": "classified"}})
 			q, err := Parse("roundtrip.yaml", out)
 			if err != nil {
 				t.Fatalf("re-parse: %v\n%s", err, out)
@@ -111,15 +113,15 @@ func TestAllowsStructural(t *testing.T) {
 		combo map[string]string
 		want  bool
 	}{
-		{"command from panel", map[string]string{DimInstruction: "command", DimTrigger: "panel"}, false},
-		{"command from palette", map[string]string{DimInstruction: "command", DimTrigger: "palette", DimIntent: "fix", DimQueryStyle: "terse"}, true},
-		{"command for refactor", map[string]string{DimInstruction: "command", DimIntent: "refactor"}, false},
-		{"slash optimize", map[string]string{DimInstruction: "slash_command", DimIntent: "optimize"}, true},
-		{"slash generate", map[string]string{DimInstruction: "slash_command", DimIntent: "generate"}, false},
-		{"selection without selection", map[string]string{DimReference: "selection", DimCursor: "idle"}, false},
-		{"tests on idle cursor", map[string]string{DimIntent: "tests", DimCursor: "idle"}, false},
-		{"tests inside function", map[string]string{DimIntent: "tests", DimCursor: "inside_function"}, true},
-		{"partial combination", map[string]string{DimIntent: "tests"}, true},
+		{"command from panel", map[string]string{vocab.DimInstruction: "command", vocab.DimTrigger: "panel"}, false},
+		{"command from palette", map[string]string{vocab.DimInstruction: "command", vocab.DimTrigger: "palette", vocab.DimIntent: "fix", vocab.DimQueryStyle: "terse"}, true},
+		{"command for refactor", map[string]string{vocab.DimInstruction: "command", vocab.DimIntent: "refactor"}, false},
+		{"slash optimize", map[string]string{vocab.DimInstruction: "slash_command", vocab.DimIntent: "optimize"}, true},
+		{"slash generate", map[string]string{vocab.DimInstruction: "slash_command", vocab.DimIntent: "generate"}, false},
+		{"selection without selection", map[string]string{vocab.DimReference: "selection", vocab.DimCursor: "idle"}, false},
+		{"tests on idle cursor", map[string]string{vocab.DimIntent: "tests", vocab.DimCursor: "idle"}, false},
+		{"tests inside function", map[string]string{vocab.DimIntent: "tests", vocab.DimCursor: "inside_function"}, true},
+		{"partial combination", map[string]string{vocab.DimIntent: "tests"}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -139,10 +141,53 @@ func TestValidateBuiltInCode(t *testing.T) {
 		t.Fatalf("valid profile: %v", err)
 	}
 	p.Source = ""
-	p.Dimensions[DimIntent] = append(p.Dimensions[DimIntent], Weight{Value: "dance", Weight: 1})
-	p.Dimensions[DimLocale] = []Weight{{Value: "en", Weight: 0}}
+	p.Dimensions[vocab.DimIntent] = append(p.Dimensions[vocab.DimIntent], Weight{Value: "dance", Weight: 1})
+	p.Dimensions[vocab.DimLocale] = []Weight{{Value: "en", Weight: 0}}
 	err = p.Validate()
 	if err == nil || !strings.Contains(err.Error(), `profile small: dimensions.intent.dance: unknown value "dance"`) {
 		t.Errorf("Validate = %v", err)
+	}
+}
+
+// TestOlderSpellingsLoad: a profile that spells values the older ways
+// ("optimise", "general", "golang", "zh-CN") loads with the one spelling of
+// each, constraints included; two spellings of one value are a clear
+// error.
+func TestOlderSpellingsLoad(t *testing.T) {
+	p, err := Load(filepath.Join("testdata", "older_spellings.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	values := func(dim string) []string {
+		var out []string
+		for _, w := range p.Dimensions[dim] {
+			out = append(out, w.Value)
+		}
+		return out
+	}
+	for dim, want := range map[string][]string{
+		vocab.DimIntent:      {"explain", "optimize", "question", "tests"},
+		vocab.DimInstruction: {"free_text", "slash_command"},
+		vocab.DimTrigger:     {"panel", "palette"},
+		vocab.DimLanguage:    {"go", "python"},
+		vocab.DimLocale:      {"en", "zh"},
+	} {
+		if got := values(dim); !cmp.Equal(got, want) {
+			t.Errorf("%s: %v, want %v", dim, got, want)
+		}
+	}
+	if c := p.Constraints[0]; !cmp.Equal(c.When[vocab.DimIntent], []string{"optimize"}) || !cmp.Equal(c.Require[vocab.DimLanguage], []string{"go"}) {
+		t.Errorf("constraint %v", c)
+	}
+
+	data, _ := os.ReadFile(filepath.Join("testdata", "older_spellings.yaml"))
+	twice := strings.Replace(string(data), "general: 1,", "general: 1, optimize: 2,", 1)
+	if _, err := Parse("twice.yaml", []byte(twice)); err == nil || !strings.Contains(err.Error(), "dimensions.intent.optimize: value listed twice") {
+		t.Errorf("optimise and optimize: err = %v", err)
+	}
+	twice = strings.Replace(string(data), "explain: 2,", "explain: 2, optimize: 2,", 1)
+	if _, err := Parse("twice.yaml", []byte(twice)); err == nil ||
+		!strings.Contains(err.Error(), "dimensions.intent.optimise: value listed twice (optimise is another spelling of optimize)") {
+		t.Errorf("optimize and optimise: err = %v", err)
 	}
 }

@@ -3,123 +3,10 @@ package profiles
 import (
 	"fmt"
 	"slices"
-	"strconv"
 
 	"dialogfarm/dialog"
+	"dialogfarm/dialog/vocab"
 )
-
-// Dimension names, as written in a profile's `dimensions:` mapping.
-const (
-	DimIntent      = "intent"
-	DimInstruction = "instruction"
-	DimTrigger     = "trigger"
-	DimCursor      = "cursor"
-	DimReference   = "reference"
-	DimLanguage    = "language"
-	DimLocale      = "locale"
-	DimTurns       = "turns"
-	DimDifficulty  = "difficulty"
-	DimQueryStyle  = "query_style"
-)
-
-// Intents.
-const (
-	IntentExplain  = "explain"
-	IntentGenerate = "generate"
-	IntentFix      = "fix"
-	IntentTests    = "tests"
-	IntentDocs     = "docs"
-	IntentOptimize = "optimize"
-	IntentRefactor = "refactor"
-	IntentQuestion = "question"
-)
-
-// Cursor behaviours.
-const (
-	CursorIdle           = "idle"            // cursor outside any symbol, nothing selected
-	CursorInsideFunction = "inside_function" // cursor on a line of a function body
-	CursorWholeFunction  = "whole_function"  // a whole function selected, exactly
-	CursorPartialBlock   = "partial_block"   // a few statements of a body selected
-	CursorSingleLine     = "single_line"     // one line of code selected
-	CursorWholeFile      = "whole_file"      // the whole file selected
-)
-
-// Reference regions: what the query is about.
-const (
-	RefNone              = "none"
-	RefSelection         = "selection"
-	RefEnclosingFunction = "enclosing_function"
-	RefCurrentFile       = "current_file"
-	RefOpenFiles         = "open_files"
-)
-
-// Difficulties.
-const (
-	DifficultyEasy   = "easy"
-	DifficultyMedium = "medium"
-	DifficultyHard   = "hard"
-)
-
-// Query styles: length, and whether code is pasted into the query.
-const (
-	StyleTerse       = "terse"
-	StyleNormal      = "normal"
-	StyleVerbose     = "verbose"
-	StyleTerseCode   = "terse_code"
-	StyleNormalCode  = "normal_code"
-	StyleVerboseCode = "verbose_code"
-)
-
-// MaxTurns is the largest value of the turns dimension.
-const MaxTurns = 10
-
-// Dimensions returns the ten dimension names in canonical order. Plans,
-// cell keys and reports list dimensions in this order.
-func Dimensions() []string {
-	return []string{DimIntent, DimInstruction, DimTrigger, DimCursor, DimReference,
-		DimLanguage, DimLocale, DimTurns, DimDifficulty, DimQueryStyle}
-}
-
-// DimIndex returns the position of dim in Dimensions, or -1.
-func DimIndex(dim string) int { return slices.Index(Dimensions(), dim) }
-
-// Values returns the values a dimension accepts, in canonical order, or nil
-// for an unknown dimension. Turns are the numbers "1" to "10" (the number of
-// queries in the dialogue, the first included).
-func Values(dim string) []string {
-	switch dim {
-	case DimIntent:
-		return []string{IntentExplain, IntentGenerate, IntentFix, IntentTests, IntentDocs,
-			IntentOptimize, IntentRefactor, IntentQuestion}
-	case DimInstruction:
-		return slices.Clone(dialog.Instructions)
-	case DimTrigger:
-		return slices.Clone(dialog.Triggers)
-	case DimCursor:
-		return []string{CursorIdle, CursorInsideFunction, CursorWholeFunction, CursorPartialBlock,
-			CursorSingleLine, CursorWholeFile}
-	case DimReference:
-		return []string{RefNone, RefSelection, RefEnclosingFunction, RefCurrentFile, RefOpenFiles}
-	case DimLanguage:
-		return []string{"go", "python", "javascript", "typescript", "java"}
-	case DimLocale:
-		return []string{"en", "zh", "ja", "ko", "ru", "es", "de", "fr"}
-	case DimTurns:
-		out := make([]string, MaxTurns)
-		for i := range out {
-			out[i] = strconv.Itoa(i + 1)
-		}
-		return out
-	case DimDifficulty:
-		return []string{DifficultyEasy, DifficultyMedium, DifficultyHard}
-	case DimQueryStyle:
-		return []string{StyleTerse, StyleNormal, StyleVerbose, StyleTerseCode, StyleNormalCode, StyleVerboseCode}
-	}
-	return nil
-}
-
-// Known reports whether value is allowed for dim.
-func Known(dim, value string) bool { return slices.Contains(Values(dim), value) }
 
 // Weight is one value of a dimension and its (unnormalised) weight.
 type Weight struct {
@@ -143,7 +30,7 @@ type Constraint struct {
 }
 
 // Allows reports whether the constraint accepts the combination (dimension
-// name to value). Dimensions missing from combo never match When and never
+// name to value). vocab.Dimensions missing from combo never match When and never
 // violate Require or Exclude.
 func (c Constraint) Allows(combo map[string]string) bool {
 	for dim, vals := range c.When {
@@ -183,16 +70,16 @@ func (c Constraint) String() string {
 // SlashCommands maps the intents the reference plugin has a slash command for
 // to that command.
 func SlashCommands() map[string]string {
-	return map[string]string{IntentExplain: "/explain", IntentFix: "/fix", IntentTests: "/tests",
-		IntentDocs: "/doc", IntentOptimize: "/optimize"}
+	return map[string]string{vocab.IntentExplain: "/explain", vocab.IntentFix: "/fix", vocab.IntentTests: "/tests",
+		vocab.IntentDocs: "/doc", vocab.IntentOptimize: "/optimize"}
 }
 
 // PluginCommands maps the intents the reference plugin has an editor command
 // for (Explain Selection, Fix Selection, Write Tests, Add Docs) to the slash
 // form that names the command in a ChatConfig's first query.
 func PluginCommands() map[string]string {
-	return map[string]string{IntentExplain: "/explain", IntentFix: "/fix", IntentTests: "/tests",
-		IntentDocs: "/doc"}
+	return map[string]string{vocab.IntentExplain: "/explain", vocab.IntentFix: "/fix", vocab.IntentTests: "/tests",
+		vocab.IntentDocs: "/doc"}
 }
 
 // Structural returns the constraints every profile obeys, whatever it
@@ -208,7 +95,7 @@ func PluginCommands() map[string]string {
 func Structural() []Constraint {
 	keys := func(m map[string]string) []string {
 		out := make([]string, 0, len(m))
-		for _, intent := range Values(DimIntent) {
+		for _, intent := range vocab.Values(vocab.DimIntent) {
 			if _, ok := m[intent]; ok {
 				out = append(out, intent)
 			}
@@ -217,21 +104,21 @@ func Structural() []Constraint {
 	}
 	return []Constraint{
 		{Name: "command-not-from-panel", Structural: true,
-			When:    map[string][]string{DimInstruction: {dialog.InstructionCommand}},
-			Exclude: map[string][]string{DimTrigger: {dialog.TriggerPanel}}},
+			When:    map[string][]string{vocab.DimInstruction: {dialog.InstructionCommand}},
+			Exclude: map[string][]string{vocab.DimTrigger: {dialog.TriggerPanel}}},
 		{Name: "command-intents", Structural: true,
-			When:    map[string][]string{DimInstruction: {dialog.InstructionCommand}},
-			Require: map[string][]string{DimIntent: keys(PluginCommands()), DimQueryStyle: {StyleTerse}}},
+			When:    map[string][]string{vocab.DimInstruction: {dialog.InstructionCommand}},
+			Require: map[string][]string{vocab.DimIntent: keys(PluginCommands()), vocab.DimQueryStyle: {vocab.StyleTerse}}},
 		{Name: "slash-intents", Structural: true,
-			When:    map[string][]string{DimInstruction: {dialog.InstructionSlash}},
-			Require: map[string][]string{DimIntent: keys(SlashCommands())}},
+			When:    map[string][]string{vocab.DimInstruction: {dialog.InstructionSlash}},
+			Require: map[string][]string{vocab.DimIntent: keys(SlashCommands())}},
 		{Name: "selection-needs-selection", Structural: true,
-			When: map[string][]string{DimReference: {RefSelection}},
-			Require: map[string][]string{DimCursor: {CursorWholeFunction, CursorPartialBlock,
-				CursorSingleLine, CursorWholeFile}}},
+			When: map[string][]string{vocab.DimReference: {vocab.RefSelection}},
+			Require: map[string][]string{vocab.DimCursor: {vocab.CursorWholeFunction, vocab.CursorPartialBlock,
+				vocab.CursorSingleLine, vocab.CursorWholeFile}}},
 		{Name: "function-needs-function", Structural: true,
-			When:    map[string][]string{DimReference: {RefEnclosingFunction}},
-			Require: map[string][]string{DimCursor: {CursorInsideFunction, CursorWholeFunction}}},
+			When:    map[string][]string{vocab.DimReference: {vocab.RefEnclosingFunction}},
+			Require: map[string][]string{vocab.DimCursor: {vocab.CursorInsideFunction, vocab.CursorWholeFunction}}},
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"dialogfarm/dialog"
+	"dialogfarm/dialog/vocab"
 )
 
 // MaxCells bounds the number of valid combinations of the constrained
@@ -15,7 +16,7 @@ const MaxCells = 1 << 20
 
 // Space is a profile compiled to indices: for each dimension (canonical
 // order) the values with a positive weight and their target shares, and the
-// constraints as masks over those values. Dimensions no constraint mentions
+// constraints as masks over those values. vocab.Dimensions no constraint mentions
 // are free: any of their values combines with anything.
 type Space struct {
 	Dims   []string
@@ -39,7 +40,7 @@ type rule struct {
 
 // Compile builds the profile's Space.
 func Compile(p *Profile) *Space {
-	s := &Space{Dims: Dimensions()}
+	s := &Space{Dims: vocab.Dimensions()}
 	for _, dim := range s.Dims {
 		target := p.Target(dim)
 		var vals []string
@@ -241,7 +242,7 @@ func check(p *Profile) []*dialog.FieldError {
 	add := func(line int, field, format string, args ...any) {
 		errs = append(errs, &dialog.FieldError{File: p.source(), Line: line, Field: field, PathOnly: true, Msg: fmt.Sprintf(format, args...)})
 	}
-	for _, dim := range Dimensions() {
+	for _, dim := range vocab.Dimensions() {
 		ws, ok := p.Dimensions[dim]
 		if !ok {
 			add(0, "dimensions."+dim, "missing (every profile lists all ten dimensions)")

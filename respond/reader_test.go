@@ -10,6 +10,7 @@ import (
 	"dialogfarm/adapter"
 	"dialogfarm/capture"
 	"dialogfarm/dialog"
+	"dialogfarm/dialog/vocab"
 	"dialogfarm/judge"
 )
 
@@ -50,7 +51,7 @@ func TestResponderReadsRequestsByTheSessionsPlugin(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if q := j.got[0]; q.Query != "" || q.Intent != judge.IntentExplain {
+	if q := j.got[0]; q.Query != "" || q.Intent != vocab.IntentExplain {
 		t.Errorf("quill session: query %q intent %q; want no words of the developer's, explain", q.Query, q.Intent)
 	}
 	// The ask format does not know this layout: all of it is the query.

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"dialogfarm/dialog"
+	"dialogfarm/dialog/vocab"
 	"dialogfarm/internal/jsonl"
 	"dialogfarm/tasks/sandbox"
 )
@@ -40,7 +41,7 @@ type execStep struct {
 // Intents the execution judge checks: generate and fix answers are spliced
 // into the skeleton; tests answers are added as a test file and must pass
 // on the reference and fail on the skeleton.
-var execIntents = map[string]bool{"generate": true, "fix": true, "tests": true}
+var execIntents = map[string]bool{vocab.IntentGenerate: true, vocab.IntentFix: true, vocab.IntentTests: true}
 
 // LoadExecJudge reads the instances and graph that `tasks build` wrote in dir.
 func LoadExecJudge(dir string, sb *sandbox.Sandbox, python string, log *zap.Logger) (*ExecJudge, error) {
@@ -106,6 +107,7 @@ func containsStr(xs []string, s string) bool {
 // Execute checks answer for the task-derived dialogue configID. It returns
 // nil (nothing to say) for other dialogues and intents.
 func (j *ExecJudge) Execute(ctx context.Context, configID, intent, answer string) (*dialog.Execution, error) {
+	intent = vocab.Intent(intent)
 	st, ok := j.steps[strings.TrimSuffix(configID, "__tests")]
 	if !ok || !execIntents[intent] {
 		return nil, nil
@@ -124,7 +126,7 @@ func (j *ExecJudge) Execute(ctx context.Context, configID, intent, answer string
 		return nil, err
 	}
 	defer os.RemoveAll(work)
-	if intent == "tests" {
+	if intent == vocab.IntentTests {
 		return j.executeTests(ctx, work, st, strings.Join(blocks, "\n\n"), ex)
 	}
 	ws := filepath.Join(work, "ws")

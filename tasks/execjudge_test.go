@@ -9,6 +9,7 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"dialogfarm/dialog"
+	"dialogfarm/dialog/vocab"
 	"dialogfarm/judge"
 	"dialogfarm/tasks/sandbox"
 )
@@ -74,14 +75,14 @@ func judgeAnswers(t *testing.T, ej *ExecJudge, configID, intent, lang string, ca
 
 func TestExecJudgePython(t *testing.T) {
 	ej := execJudgeFor(t, tracePyFixture(t))
-	judgeAnswers(t, ej, "pyfix__step-003", judge.IntentGenerate, LangPython, []answerCase{
+	judgeAnswers(t, ej, "pyfix__step-003", vocab.IntentGenerate, LangPython, []answerCase{
 		{"correct", "Here is the implementation:\n\n```python\ndef scale(x, k):\n    \"\"\"Multiply x by k.\"\"\"\n    return x * k\n```\n", 5, "", "passed"},
 		{"wrong", "Here is the implementation:\n\n```python\ndef scale(x, k):\n    \"\"\"Multiply x by k.\"\"\"\n    return x + k\n```\n", 2, judge.RuleTestsFail, "assert 5 == 6"},
 		{"broken", "Here is the implementation:\n\n```python\nimport no_such_module_xyz\n\ndef scale(x, k):\n    return x * k\n```\n", 1, judge.RuleDoesNotBuild, "no_such_module_xyz"},
 	})
 	// tests intent: the answer's tests must pass on the reference and
 	// fail on the stub
-	judgeAnswers(t, ej, "pyfix__step-003__tests", judge.IntentTests, LangPython, []answerCase{
+	judgeAnswers(t, ej, "pyfix__step-003__tests", vocab.IntentTests, LangPython, []answerCase{
 		{"tests that test", "Here are tests for scale:\n\n```python\nfrom pyfix.util import scale\n\n\ndef test_scale_multiplies():\n    assert scale(2, 3) == 6\n    assert scale(0, 5) == 0\n```\n", 5, "", "passed"},
 		{"tests that fail", "Here are tests for scale:\n\n```python\nfrom pyfix.util import scale\n\n\ndef test_scale_multiplies():\n    assert scale(2, 3) == 7\n```\n", 2, judge.RuleTestsFail, "assert 6 == 7"},
 		{"tests that test nothing", "Here are tests for scale:\n\n```python\nfrom pyfix.util import scale\n\n\ndef test_scale_exists():\n    assert callable(scale)\n```\n", 2, judge.RuleTestsFail, "do not test it"},
@@ -90,12 +91,12 @@ func TestExecJudgePython(t *testing.T) {
 
 func TestExecJudgeGo(t *testing.T) {
 	ej := execJudgeFor(t, traceGoFixture(t))
-	judgeAnswers(t, ej, "gofix__step-004", judge.IntentGenerate, LangGo, []answerCase{
+	judgeAnswers(t, ej, "gofix__step-004", vocab.IntentGenerate, LangGo, []answerCase{
 		{"correct", "Both functions:\n\n```go\nfunc (s Square) Area() int { return s.S * s.S }\n\nfunc Describe(s Shape) string {\n\treturn fmt.Sprintf(\"area %d\", s.Area())\n}\n```\n", 5, "", "PASS"},
 		{"wrong", "Both functions:\n\n```go\nfunc (s Square) Area() int { return s.S + s.S }\n\nfunc Describe(s Shape) string {\n\treturn fmt.Sprintf(\"area %d\", s.Area())\n}\n```\n", 2, judge.RuleTestsFail, "Describe = \"area 6\""},
 		{"does not build", "Both functions:\n\n```go\nfunc (s Square) Area() int { return \"nine\" }\n\nfunc Describe(s Shape) string {\n\treturn fmt.Sprintf(\"area %d\", s.Area())\n}\n```\n", 1, judge.RuleDoesNotBuild, "cannot use \"nine\""},
 	})
-	judgeAnswers(t, ej, "gofix__step-004__tests", judge.IntentTests, LangGo, []answerCase{
+	judgeAnswers(t, ej, "gofix__step-004__tests", vocab.IntentTests, LangGo, []answerCase{
 		{"tests that test", "A test:\n\n```go\nfunc TestDescribeSquare(t *testing.T) {\n\tif got := shapes.Describe(shapes.Square{S: 2}); got != \"area 4\" {\n\t\tt.Fatalf(\"got %q\", got)\n\t}\n}\n```\n", 5, "", "PASS"},
 	})
 }

@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"dialogfarm/dialog"
+	"dialogfarm/dialog/vocab"
 	"dialogfarm/profiles"
 )
 
@@ -150,14 +151,14 @@ func gitHead(ctx context.Context, repo string) string {
 // testsQueryTemplates: locale → style → template for the tests intent.
 var testsQueryTemplates = map[string]map[string]string{
 	"en": {
-		profiles.StyleTerse:   "write tests for %s",
-		profiles.StyleNormal:  "Please write unit tests for %s.",
-		profiles.StyleVerbose: "Could you write unit tests for %s? They should check its behaviour, including edge cases, and pass with the current implementation.",
+		vocab.StyleTerse:   "write tests for %s",
+		vocab.StyleNormal:  "Please write unit tests for %s.",
+		vocab.StyleVerbose: "Could you write unit tests for %s? They should check its behaviour, including edge cases, and pass with the current implementation.",
 	},
 	"zh": {
-		profiles.StyleTerse:   "给 %s 写测试",
-		profiles.StyleNormal:  "请为 %s 编写单元测试。",
-		profiles.StyleVerbose: "请为 %s 编写单元测试，覆盖它的主要行为和边界情况，并且在当前实现下全部通过。",
+		vocab.StyleTerse:   "给 %s 写测试",
+		vocab.StyleNormal:  "请为 %s 编写单元测试。",
+		vocab.StyleVerbose: "请为 %s 编写单元测试，覆盖它的主要行为和边界情况，并且在当前实现下全部通过。",
 	},
 }
 
@@ -188,14 +189,14 @@ func testsConfig(b *Build, i int, gen dialog.ChatConfig, p *profiles.Profile) (d
 		return dialog.ChatConfig{}, err
 	}
 	c := gen
-	c.ID, c.Repo, c.Intent, c.Cursor = gen.ID+"__tests", ws, profiles.IntentTests, nil
+	c.ID, c.Repo, c.Intent, c.Cursor = gen.ID+"__tests", ws, vocab.IntentTests, nil
 	c.PlanCell = "tasks:" + c.ID
 	start, end := defLines(src, t.Nodes[0], b.Language)
 	c.Selection = &dialog.Selection{Start: dialog.Position{Line: start, Col: 1}, End: dialog.Position{Line: end + 1, Col: 1}}
-	c.CursorBehaviour, c.Reference = profiles.CursorWholeFunction, profiles.RefSelection
+	c.CursorBehaviour, c.Reference = vocab.CursorWholeFunction, vocab.RefSelection
 	style := c.QueryStyle
 	if _, ok := testsQueryTemplates[c.Locale][style]; !ok {
-		style = profiles.StyleTerse
+		style = vocab.StyleTerse
 	}
 	c.Turns = []dialog.TurnSpec{{Query: fmt.Sprintf(testsQueryTemplates[c.Locale][style], c.Symbol)}}
 	if err := c.Validate(); err != nil {
@@ -253,14 +254,14 @@ func defLines(src []byte, n Node, lang string) (int, int) {
 // queryTemplates: locale → style → template; %s is the function name.
 var queryTemplates = map[string]map[string]string{
 	"en": {
-		profiles.StyleTerse:   "implement %s",
-		profiles.StyleNormal:  "Please implement %s so that its tests pass.",
-		profiles.StyleVerbose: "The function %s is still a stub. Could you write its implementation? It should satisfy the existing tests and keep the signature unchanged.",
+		vocab.StyleTerse:   "implement %s",
+		vocab.StyleNormal:  "Please implement %s so that its tests pass.",
+		vocab.StyleVerbose: "The function %s is still a stub. Could you write its implementation? It should satisfy the existing tests and keep the signature unchanged.",
 	},
 	"zh": {
-		profiles.StyleTerse:   "实现 %s",
-		profiles.StyleNormal:  "请实现 %s，让相关测试通过。",
-		profiles.StyleVerbose: "函数 %s 目前只是一个占位实现。请帮我写出它的完整实现，保持函数签名不变，并让现有的测试全部通过。",
+		vocab.StyleTerse:   "实现 %s",
+		vocab.StyleNormal:  "请实现 %s，让相关测试通过。",
+		vocab.StyleVerbose: "函数 %s 目前只是一个占位实现。请帮我写出它的完整实现，保持函数签名不变，并让现有的测试全部通过。",
 	},
 }
 
@@ -285,16 +286,16 @@ func chatConfig(b *Build, i int, inst Instance, p *profiles.Profile) (dialog.Cha
 	if p != nil {
 		rng = rand.New(rand.NewPCG(uint64(p.Seed), uint64(t.Step)))
 	}
-	locale := pick(rng, p, profiles.DimLocale, []string{"en", "zh"}, "en")
-	style := strings.TrimSuffix(pick(rng, p, profiles.DimQueryStyle, []string{"terse", "normal", "verbose", "terse_code", "normal_code", "verbose_code"}, "terse"), "_code")
-	cursor := pick(rng, p, profiles.DimCursor, []string{profiles.CursorInsideFunction, profiles.CursorWholeFunction}, profiles.CursorInsideFunction)
+	locale := pick(rng, p, vocab.DimLocale, []string{"en", "zh"}, "en")
+	style := strings.TrimSuffix(pick(rng, p, vocab.DimQueryStyle, []string{"terse", "normal", "verbose", "terse_code", "normal_code", "verbose_code"}, "terse"), "_code")
+	cursor := pick(rng, p, vocab.DimCursor, []string{vocab.CursorInsideFunction, vocab.CursorWholeFunction}, vocab.CursorInsideFunction)
 	short := target.Name[strings.LastIndex(target.Name, "/")+1:]
 	c := dialog.ChatConfig{
 		ID: inst.InstanceID, Repo: inst.Workspace, File: file, Language: b.Language,
 		Trigger: dialog.TriggerPanel, Instruction: dialog.InstructionFreeText,
 		Turns:  []dialog.TurnSpec{{Query: fmt.Sprintf(queryTemplates[locale][style], short)}},
-		Locale: locale, Intent: profiles.IntentGenerate, Difficulty: profiles.DifficultyMedium,
-		CursorBehaviour: cursor, Reference: profiles.RefEnclosingFunction, Symbol: short, QueryStyle: style,
+		Locale: locale, Intent: vocab.IntentGenerate, Difficulty: vocab.DifficultyMedium,
+		CursorBehaviour: cursor, Reference: vocab.RefEnclosingFunction, Symbol: short, QueryStyle: style,
 		QuerySource: "template", PlanCell: "tasks:" + inst.InstanceID,
 	}
 	if t.FailToPass != nil {
@@ -302,7 +303,7 @@ func chatConfig(b *Build, i int, inst Instance, p *profiles.Profile) (dialog.Cha
 			c.OpenFiles = []string{tf}
 		}
 	}
-	if cursor == profiles.CursorWholeFunction {
+	if cursor == vocab.CursorWholeFunction {
 		c.Selection = &dialog.Selection{Start: dialog.Position{Line: start, Col: 1}, End: dialog.Position{Line: end + 1, Col: 1}}
 	} else {
 		c.Cursor = &dialog.Position{Line: stub, Col: 1}

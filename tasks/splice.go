@@ -15,6 +15,8 @@ import (
 	"strconv"
 	"strings"
 
+	"dialogfarm/dialog/vocab"
+
 	"golang.org/x/tools/go/ast/astutil"
 	"golang.org/x/tools/imports"
 )
@@ -30,8 +32,7 @@ var fence = regexp.MustCompile("(?s)```([A-Za-z0-9_+-]*)[^\n]*\n(.*?)\n```")
 func codeBlocks(answer, lang string) []string {
 	var out []string
 	for _, m := range fence.FindAllStringSubmatch(answer, -1) {
-		tag := strings.ToLower(m[1])
-		if tag == "" || tag == lang || (lang == LangGo && tag == "golang") || (lang == LangPython && (tag == "py" || tag == "python3")) {
+		if tag := m[1]; tag == "" || vocab.LanguageName(tag) == lang {
 			out = append(out, m[2])
 		}
 	}

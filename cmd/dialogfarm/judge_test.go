@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"dialogfarm/dialog"
+	"dialogfarm/dialog/vocab"
 	"dialogfarm/internal/llmtest"
 	"dialogfarm/judge"
 )
@@ -239,7 +240,7 @@ func TestJudgeCommandReadsByThePluginsAdapter(t *testing.T) {
 	var s judge.Scored
 	noTestErr(t, json.Unmarshal(readTestFile(t, scores), &s))
 	// Read as the developer's words, the code would make it a Chinese fix.
-	if s.ID != "q1#1" || s.Intent != judge.IntentExplain || s.Locale != "en" || s.Score != 5 {
+	if s.ID != "q1#1" || s.Intent != vocab.IntentExplain || s.Locale != "en" || s.Score != 5 {
 		t.Errorf("scores line %+v; want explain, en, 5", s)
 	}
 }

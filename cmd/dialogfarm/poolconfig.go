@@ -30,6 +30,7 @@ import (
 	"github.com/spf13/viper"
 	"go.uber.org/zap"
 
+	"dialogfarm/dialog/vocab"
 	"dialogfarm/judge"
 	"dialogfarm/pool"
 	"dialogfarm/respond"
@@ -283,7 +284,9 @@ func settingPaths(tree map[string]any) []string {
 			}
 			return names
 		case path == "judge.rubrics" || path == "judge.params.max_chars":
-			return judge.Intents
+			// The intents, and the judge's spellings of two of them
+			// before the one vocabulary, which still name them.
+			return append(vocab.Values(vocab.DimIntent), "optimise", "general")
 		}
 		return nil
 	}

@@ -10,6 +10,7 @@ import (
 
 	"dialogfarm/analyst"
 	"dialogfarm/dialog"
+	"dialogfarm/dialog/vocab"
 	"dialogfarm/internal/runfiles"
 	"dialogfarm/pipeline"
 	"dialogfarm/profiles"
@@ -73,7 +74,7 @@ func (a *app) report() error {
 	export.MinScore, export.AllowOffline = a.v.GetFloat64("min-score"), a.v.GetBool("allow-offline")
 	cfg.KeptTurns = func(d dialog.Dialogue) int { return sft.KeptTurns(d, export) }
 	for _, d := range cfg.CellDims {
-		if profiles.DimIndex(d) < 0 {
+		if vocab.DimIndex(d) < 0 {
 			return fmt.Errorf("report: --cells: unknown dimension %q", d)
 		}
 	}
