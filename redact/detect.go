@@ -17,6 +17,11 @@ import (
 type Finding struct {
 	Rule       string
 	Start, End int
+	// Join, when not 0, marks the pieces of one secret split across
+	// string literals on one line ("sk_live_" + "…"): every Finding with
+	// the same Join is a piece, and the secret is their texts joined in
+	// order.
+	Join int
 }
 
 // Detector finds secrets. It is safe for concurrent use; build one and
@@ -63,13 +68,22 @@ func rank(rule string) int {
 // Find returns the secrets in text, sorted by position and not
 // overlapping (where two findings overlap, the one that starts first wins,
 // then the longer one, then the more specific rule).
+//
+// Find also joins the string literals of a line ("sk_live_" + "…") and
+// reports a secret found in the joined text as pieces sharing a Join.
 func (d *Detector) Find(text string) []Finding {
+	all := d.scan(text)
+	all = append(all, joinedFindings(text, d.scan, 1)...)
+	return resolve(text, all)
+}
+
+// scan runs gitleaks' rules and this package's over text.
+func (d *Detector) scan(text string) []Finding {
 	var all []Finding
 	for _, f := range d.gl.DetectString(text) {
 		all = append(all, occurrences(text, f.Secret, f.RuleID)...)
 	}
-	all = append(all, ownFindings(text)...)
-	return resolve(text, all)
+	return append(all, ownFindings(text)...)
 }
 
 // occurrences returns every span of secret in text.

@@ -134,7 +134,8 @@ func TestDetectorRules(t *testing.T) {
 		{"commit id", `// fixed in 3f2a9c4e1b7d8a0f6e5c4b3a2d1e0f9a8b7c6d5e`, "", ""},
 		{"go.sum hash", `golang.org/x/text v0.28.0 h1:rhazDwis8INMIwQ4tpjLDzUhx6RIpXGsrl8HcW3FF7M=`, "", ""},
 		{"go.sum hash of a key module", `github.com/keybase/go-keychain v0.0.1 h1:JAJrlDhOyQqOt0a1eg4cbIZ1Kc7+vmkCigAltpwQpVA=`, "", ""},
-		{"random in comment", `# legacy salt: pQ3xV8kL2mZ7rT4wN9bY6cH1`, "pQ3xV8kL2mZ7rT4wN9bY6cH1", "high-entropy"},
+		{"random in comment", `# legacy salt: pQ3xV8kL2mZ7rT4wN9bY6cH1`, "pQ3xV8kL2mZ7rT4wN9bY6cH1", "secret-assignment"},
+		{"random after prose", `// see pQ3xV8kL2mZ7rT4wN9bY6cH1 for the old one`, "pQ3xV8kL2mZ7rT4wN9bY6cH1", "high-entropy"},
 		{"placeholder", `api_key = "REDACTED_GENERIC_API_KEY_1"`, "", ""},
 	}
 	for _, c := range cases {

@@ -1,11 +1,9 @@
 package redact
 
 import (
-	"math"
 	"regexp"
 	"slices"
 	"strings"
-	"unicode"
 )
 
 // Names of this package's own rules (see the package doc).
@@ -13,72 +11,145 @@ const (
 	ruleBearer      = "bearer-token"
 	ruleBasicAuth   = "basic-auth"
 	ruleDSN         = "dsn-password"
+	ruleURLParam    = "url-secret-param"
 	ruleAzure       = "azure-storage-key"
+	ruleNetrc       = "netrc-password"
+	rulePgpass      = "pgpass-password"
+	ruleDockerAuth  = "docker-config-auth"
+	ruleNpmrc       = "npmrc-auth"
 	ruleAssignment  = "secret-assignment"
+	ruleKeyValue    = "secret-key-value"
 	rulePEMBody     = "pem-body"
 	ruleHighEntropy = "high-entropy"
 )
 
-// ownRule is a regular expression whose group 1 is the secret, kept when
-// keep says so.
+// ownRule is a regular expression whose group "v" is the secret and whose
+// optional group "name" the name it is assigned to, kept when keep says
+// so.
 type ownRule struct {
 	id   string
 	re   *regexp.Regexp
-	keep func(secret string) bool
+	keep func(m match) bool
 	// keywords, when set, skip the rule on text holding none of them (in
 	// lower case).
 	keywords []string
 }
 
-// secretKeywords prefilter the assignment rules: each name in secretNames
-// holds one of them.
-var secretKeywords = []string{"pass", "pwd", "secret", "token", "key", "credential"}
+// match is one match of an ownRule: the name (or ""), the value, and
+// whether the line is a comment.
+type match struct {
+	name, value, tail string
+	comment           bool
+}
 
-const secretNames = `pass(?:word|wd|phrase)?|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|auth[_-]?key|private[_-]?key|credentials?|signing[_-]?key`
+// secretKeywords prefilter the assignment rules: each name they look at
+// holds one of them.
+var secretKeywords = []string{"pass", "pwd", "secret", "token", "key", "credential", "auth", "hmac", "salt", "seed", "sig", "cred"}
+
+// nameRe is a name that may hold a secret (see nameClass for which do).
+const nameRe = `[\w.-]*(?:pass|pwd|secret|token|key|credential|auth|hmac|salt|seed|sig|cred)[\w.-]*`
+
+// conversion is a call that turns a literal into a key: []byte("…"),
+// bytes.fromhex('…'), Buffer.from("…").
+const conversion = `(?:\[\]byte|bytes?|b|str|String|string|Buffer\.from|base64\.\w+|atob|bytearray|(?:bytes\.)?fromhex|hex\.DecodeString|unhexlify|new\s+\w+)\(\s*`
+
+// commentLead is what starts a comment line in the languages and formats
+// a repository holds.
+const commentLead = `(?:#+|//+|--|;+|\*+|/\*+|<!--|(?i:rem)\b|')`
 
 var (
 	ownRules = []ownRule{
-		{ruleBearer, regexp.MustCompile(`(?i)\bbearer[ \t]+([A-Za-z0-9._~+/=-]{16,})`), plausible, []string{"bearer"}},
-		{ruleBasicAuth, regexp.MustCompile(`(?i)authorization["']?\s*[:=,]\s*["']?basic[ \t]+([A-Za-z0-9+/]{12,}={0,2})`), plausible, []string{"basic"}},
-		{ruleDSN, regexp.MustCompile(`\b[a-zA-Z][a-zA-Z0-9+.-]{1,20}://[^\s:/@'"]{1,64}:([^\s/@'"]{3,128})@[^\s'"/]+`), notPlaceholder, []string{"://"}},
-		{ruleAzure, regexp.MustCompile(`(?i)(?:AccountKey|SharedAccessKey)=([A-Za-z0-9+/]{40,100}={0,2})`), notPlaceholder, []string{"accountkey=", "sharedaccesskey="}},
-		// name = "value", name: 'value', "name": "value", getenv("NAME", "value")
-		{ruleAssignment, regexp.MustCompile(`(?i)(?:` + secretNames + `)[\w.-]*["'\x60]?\s*(?::=|=>|=|:|,)\s*[bru]?["'\x60]([^"'\x60\s]{8,200})["'\x60]`), plausible, secretKeywords},
-		// NAME=value in .env, name: value in YAML
-		{ruleAssignment, regexp.MustCompile(`(?im)^[ \t]*(?:export[ \t]+)?[\w.-]*(?:` + secretNames + `)[\w.-]*[ \t]*[=:][ \t]*([^\s"'#,;()\[\]{}]{8,200})[ \t]*$`), plausible, secretKeywords},
+		{ruleBearer, regexp.MustCompile(`(?i)\bbearer[ \t]+(?P<v>[A-Za-z0-9._~+/=-]{16,})`), plausibleRandom, []string{"bearer"}},
+		{ruleBasicAuth, regexp.MustCompile(`(?i)authorization["']?\s*[:=,]\s*["']?basic[ \t]+(?P<v>[A-Za-z0-9+/]{12,}={0,2})`), plausibleRandom, []string{"basic"}},
+		// scheme://user:password@host, the password may hold any
+		// punctuation but / and quotes (an @ too: the last one ends it).
+		{ruleDSN, regexp.MustCompile(`\b[a-zA-Z][a-zA-Z0-9+.-]{1,20}://[^\s:/@'"\x60]{0,64}:(?P<v>[^\s/'"\x60]{3,128})@[^\s'"\x60/@]+`), dsnPassword, []string{"://"}},
+		// ?token=…&, &password=…
+		{ruleURLParam, regexp.MustCompile(`(?i)[?&;](?P<name>password|passwd|pwd|pass|token|access_token|auth_token|id_token|refresh_token|api_key|apikey|api-key|key|secret|client_secret|sig|signature|x-amz-signature|x-goog-signature)=(?P<v>[^&\s"'\x60#<>]{8,300})`), urlParam, []string{"="}},
+		{ruleAzure, regexp.MustCompile(`(?i)(?:AccountKey|SharedAccessKey)=(?P<v>[A-Za-z0-9+/]{40,100}={0,2})`), notPlaceholderMatch, []string{"accountkey=", "sharedaccesskey="}},
+		// .netrc: machine HOST login USER password SECRET, on one line or
+		// several, in either order.
+		{ruleNetrc, regexp.MustCompile(`(?i)\b(?:machine|login|default)\s+(?:\S+\s+)?(?:login\s+\S+\s+|account\s+\S+\s+)*password\s+(?P<v>\S{3,200})`), notPlaceholderMatch, []string{"password"}},
+		// .pgpass: host:port:database:user:password
+		{rulePgpass, regexp.MustCompile(`(?m)^[^:\s#]+:(?:\d{1,5}|\*):[^:\s]+:[^:\s]+:(?P<v>\S{3,200})[ \t]*\r?$`), notPlaceholderMatch, []string{":"}},
+		// Docker's config.json: "auth": base64(user:password), identity
+		// and registry tokens.
+		{ruleDockerAuth, regexp.MustCompile(`(?i)"(?:auth|identitytoken|registrytoken)"\s*:\s*"(?P<v>[A-Za-z0-9+/=._-]{12,})"`), plausibleRandom, []string{"auth", "token"}},
+		// .npmrc: //registry/:_authToken=…, _auth=…, _password=…
+		{ruleNpmrc, regexp.MustCompile(`(?im)(?:^|:)[ \t]*_(?:authToken|auth|password)[ \t]*=[ \t]*"?(?P<v>[^\s"]{6,})"?`), notPlaceholderMatch, []string{"_auth", "_password"}},
+		// name = "value", name: 'value', "name": "value", getenv("NAME",
+		// "value"), ["name"] = "value", 'name' => 'value'
+		{ruleAssignment, regexp.MustCompile(`(?i)(?P<name>` + nameRe + `)["'\x60\]]?\s*(?::=|=>|=|:|,)\s*(?:` + conversion + `)?[bru]?["'\x60](?P<v>[^"'\x60\s]{6,300})["'\x60]`), assignment, secretKeywords},
+		// NAME=value in .env, name: value in YAML, ENV NAME value in a
+		// Dockerfile, # password: value in a comment.
+		{ruleAssignment, regexp.MustCompile(`(?im)^[ \t]*(?P<c>` + commentLead + `[ \t]*)?(?:(?:export|env|arg|set|setx|setenv|declare(?:[ \t]+-x)?)[ \t]+)?(?P<name>` + nameRe + `)[ \t]*[=:][ \t]*(?P<v>[^\s"'\x60]{6,300})(?P<tail>[^\n]*)$`), assignment, secretKeywords},
+		// # the admin password: value, // old token = value
+		{ruleAssignment, regexp.MustCompile(`(?im)^[ \t]*(?P<c>` + commentLead + `)[ \t]*(?:[\w.-]+[ \t]+){1,4}?(?P<name>` + nameRe + `)[ \t]*[=:][ \t]*(?P<v>[^\s"'\x60]{6,300})(?P<tail>[^\n]*)$`), assignment, secretKeywords},
+		// --password=value, --token value on a command line
+		{ruleAssignment, regexp.MustCompile(`(?i)(?:^|[ \t])--(?P<name>password|passwd|pass|token|api-key|apikey|secret|client-secret|auth-token|access-token)[= ](?P<v>[^\s"'\x60]{6,300})`), assignment, secretKeywords},
+		{ruleAssignment, regexp.MustCompile(`(?im)^[ \t]*(?:env|arg)[ \t]+(?P<name>` + nameRe + `)[ \t]+"?(?P<v>[^\s"'\x60=]{6,300})"?(?P<tail>[^\n]*)$`), assignment, secretKeywords},
+		// <password>value</password>; key="ApiKey" value="…"
+		{ruleKeyValue, regexp.MustCompile(`(?i)<(?P<name>` + nameRe + `)>(?P<v>[^<\s]{6,300})</`), assignment, secretKeywords},
+		{ruleKeyValue, regexp.MustCompile(`(?i)(?:key|name)\s*=\s*"(?P<name>` + nameRe + `)"\s+value\s*=\s*"(?P<v>[^"\s]{6,300})"`), assignment, secretKeywords},
 	}
 	placeholderRe = regexp.MustCompile(`REDACTED_[A-Z0-9_]+_[0-9]+`)
 	// placeholderValue is text people write where a secret would go.
-	placeholderValue = regexp.MustCompile(`(?i)^(x+|\*+|\.+|-+|changeme|change_me|password|passwd|secret|token|pass|example\w*|your[_-].*|<.*>|\$\{.*\}|\$\(.*\)|\{\{.*\}\}|%[sv]|\$\w+|dummy\w*|fake\w*|todo|none|null|nil|undefined|redacted)$`)
-	// wordsRe is a few lowercase words, such as "bert-base-uncased".
-	wordsRe = regexp.MustCompile(`(?i)^[a-z]+(?:[-_.][a-z]+)*[0-9]*$`)
+	placeholderValue = regexp.MustCompile(`(?i)^(x+|\*+|\.+|-+|_+|#+|0+|1234(5678?)?|changeme|change_me|changeit|password|passwd|secret|token|pass|example\w*|sample\w*|your[_-].*|<.*>|\[.*\]|\$\{.*\}|\$\(.*\)|\{\{.*\}\}|%[sv]|%\(\w+\)s|\$\w+|\$\d|@\w+@|%\w+%|dummy\w*|fake\w*|todo|tbd|none|null|nil|undefined|redacted|true|false|required|optional|hidden|secure|string|str)$`)
+	// reference is a value that names or computes the secret instead of
+	// holding it.
+	reference = regexp.MustCompile(`\$\{|\$\(|\{\{|\}\}|^\$[A-Za-z_]\w*$|<%|%>|^env:|^secret:|^vault:|^ENC\[|^!|^&`)
+	// wordsRe is a few words, such as "bert-base-uncased" or "getToken".
+	wordsRe = regexp.MustCompile(`(?i)^[a-z]+(?:[-_.:][a-z]+)*$`)
 	// envName is the name of an environment variable, such as OPENAI_API_KEY.
-	envName     = regexp.MustCompile(`^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$`)
-	entropyTok  = regexp.MustCompile(`[A-Za-z0-9+/_-]{20,}={0,2}`)
-	hexRe       = regexp.MustCompile(`^(?:[0-9a-f]+|[0-9A-F]+)$|^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-`)
-	hashPrefix  = regexp.MustCompile(`(?i)(?:h1:|sha(?:1|224|256|384|512)[-:])$`)
-	hashToken   = regexp.MustCompile(`(?i)^sha(?:1|224|256|384|512)-`)
-	wordRun     = regexp.MustCompile(`[A-Z]?[a-z]{2,}|[A-Z]{2,}`)
-	base64Line  = regexp.MustCompile(`^[A-Za-z0-9+/]+={0,2}$`)
-	ownRuleName = map[string]bool{ruleBearer: true, ruleBasicAuth: true, ruleDSN: true, ruleAzure: true, ruleAssignment: true, rulePEMBody: true, ruleHighEntropy: true}
+	envName    = regexp.MustCompile(`^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$`)
+	entropyTok = regexp.MustCompile(`[A-Za-z0-9+/_-]{20,}={0,2}`)
+	hexRe      = regexp.MustCompile(`^(?:[0-9a-f]+|[0-9A-F]+)$|^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-`)
+	hashPrefix = regexp.MustCompile(`(?i)(?:h1:|sha(?:1|224|256|384|512)[-:])$`)
+	hashToken  = regexp.MustCompile(`(?i)^sha(?:1|224|256|384|512)-`)
+	// dataURI is what comes before the payload of a data: URI.
+	dataURI     = regexp.MustCompile(`(?i)data:[\w/+.-]*(?:;[\w=.-]+)*;base64,$`)
+	ownRuleName = map[string]bool{}
 )
+
+func init() {
+	for _, r := range ownRules {
+		ownRuleName[r.id] = true
+	}
+	ownRuleName[rulePEMBody] = true
+	ownRuleName[ruleHighEntropy] = true
+}
 
 func isOwnRule(id string) bool { return ownRuleName[id] }
 
+// notPlaceholder says whether s is neither a placeholder nor a reference
+// to a secret kept elsewhere.
 func notPlaceholder(s string) bool {
-	return !placeholderValue.MatchString(s) && !placeholderRe.MatchString(s) && !strings.ContainsAny(s, "${}<>")
+	return !placeholderValue.MatchString(s) && !placeholderRe.MatchString(s) && !reference.MatchString(s)
 }
 
-// plausible says whether s, the value assigned to a secret-looking name,
-// looks like a real secret rather than a placeholder, a URL, a path or a
-// few words.
-func plausible(s string) bool {
-	switch {
-	case !notPlaceholder(s), strings.Contains(s, "://"), strings.HasPrefix(s, "/"), strings.HasPrefix(s, "./"),
-		wordsRe.MatchString(s), envName.MatchString(s), strings.Contains(s, "("):
+func notPlaceholderMatch(m match) bool { return notPlaceholder(m.value) }
+
+// plausibleRandom keeps a value that is not a placeholder and has at least
+// 3 bits of entropy per character.
+func plausibleRandom(m match) bool { return notPlaceholder(m.value) && entropy(m.value) >= 3.0 }
+
+// dsnPassword keeps the password of a URL, unless it is a placeholder or
+// the URL is a template (user:password@, user:pass@).
+func dsnPassword(m match) bool { return notPlaceholder(m.value) && !strings.ContainsAny(m.value, "{}") }
+
+// urlParam keeps a query parameter's value when its name is a credential
+// and the value is not a placeholder; a value of a key or signature
+// parameter must look random.
+func urlParam(m match) bool {
+	v := m.value
+	if !notPlaceholder(v) || plainWords(v) {
 		return false
 	}
-	return entropy(s) >= 3.0
+	switch strings.ToLower(m.name) {
+	case "key", "sig", "signature":
+		return randomValue(v)
+	}
+	return entropy(v) >= 3.0
 }
 
 // ownFindings runs this package's rules over text.
@@ -89,135 +160,35 @@ func ownFindings(text string) []Finding {
 		if r.keywords != nil && !slices.ContainsFunc(r.keywords, func(k string) bool { return strings.Contains(lower, k) }) {
 			continue
 		}
-		for _, m := range r.re.FindAllStringSubmatchIndex(text, -1) {
-			if s := text[m[2]:m[3]]; r.keep(s) {
-				out = append(out, Finding{Rule: r.id, Start: m[2], End: m[3]})
+		vi, ni, ti, ci := r.re.SubexpIndex("v"), r.re.SubexpIndex("name"), r.re.SubexpIndex("tail"), r.re.SubexpIndex("c")
+		group := func(sm []int, i int) string {
+			if i < 0 || sm[2*i] < 0 {
+				return ""
+			}
+			return text[sm[2*i]:sm[2*i+1]]
+		}
+		for _, sm := range r.re.FindAllStringSubmatchIndex(text, -1) {
+			m := match{name: group(sm, ni), value: group(sm, vi), tail: group(sm, ti), comment: group(sm, ci) != ""}
+			start, end := sm[2*vi], sm[2*vi+1]
+			// A value that runs on into a comment's closing mark.
+			for _, close := range []string{"*/", "-->"} {
+				if i := strings.Index(m.value, close); i > 0 {
+					m.value, end = m.value[:i], start+i
+				}
+			}
+			if r.keep(m) {
+				out = append(out, Finding{Rule: r.id, Start: start, End: end})
 			}
 		}
 	}
 	out = append(out, pemBodies(text)...)
 	for _, m := range entropyTok.FindAllStringIndex(text, -1) {
 		s := strings.TrimRight(text[m[0]:m[1]], "=")
-		if !hashPrefix.MatchString(text[max(0, m[0]-7):m[0]]) && !hashToken.MatchString(s) && randomLooking(s) {
+		before := text[max(0, m[0]-80):m[0]]
+		if !hashPrefix.MatchString(text[max(0, m[0]-7):m[0]]) && !hashToken.MatchString(s) &&
+			!dataURI.MatchString(before) && randomLooking(s) && !idAssigned(before) {
 			out = append(out, Finding{Rule: ruleHighEntropy, Start: m[0], End: m[0] + len(s)})
 		}
 	}
 	return out
-}
-
-// randomLooking is the high-entropy rule (see the package doc).
-func randomLooking(s string) bool {
-	if len(s) < 20 || !strings.ContainsAny(s, "0123456789") || !hasUpperAndLower(s) || hexRe.MatchString(s) ||
-		placeholderRe.MatchString(s) || entropy(s) < 3.5 {
-		return false
-	}
-	return meanClassRun(s) <= 2.2 && !identifierLike(s)
-}
-
-// identifierLike says whether s reads like a camelCase identifier made of
-// words (CreateImageModelDallE2): most of it is word-shaped runs and its
-// letters hold as many vowels as words do. About 3-7% of random 20-40
-// character strings pass as identifiers; other rules cover named secrets.
-func identifierLike(s string) bool {
-	letters, vowels := 0, 0
-	for _, c := range s {
-		if unicode.IsLetter(c) {
-			letters++
-			if strings.ContainsRune("aeiouAEIOU", c) {
-				vowels++
-			}
-		}
-	}
-	covered := 0
-	for _, w := range wordRun.FindAllString(s, -1) {
-		covered += len(w)
-	}
-	v, cov := float64(vowels)/float64(max(letters, 1)), float64(covered)/float64(len(s))
-	return (v >= 0.3 && cov >= 0.5) || (v >= 0.25 && cov >= 0.75)
-}
-
-func hasUpperAndLower(s string) bool {
-	return strings.ContainsFunc(s, unicode.IsUpper) && strings.ContainsFunc(s, unicode.IsLower)
-}
-
-// meanClassRun is the mean length of the runs of one character class
-// (upper, lower, digit, other) in s: about 1.6 for a random base64 string,
-// 3 or more for camelCase or snake_case identifiers.
-func meanClassRun(s string) float64 {
-	class := func(c byte) int {
-		switch {
-		case c >= 'A' && c <= 'Z':
-			return 0
-		case c >= 'a' && c <= 'z':
-			return 1
-		case c >= '0' && c <= '9':
-			return 2
-		}
-		return 3
-	}
-	runs := 1
-	for i := 1; i < len(s); i++ {
-		if class(s[i]) != class(s[i-1]) {
-			runs++
-		}
-	}
-	return float64(len(s)) / float64(runs)
-}
-
-// pemBodies finds runs of three or more lines of bare base64 (every line
-// but the last at least 40 characters long), each run one finding from its
-// first character to its last.
-func pemBodies(text string) []Finding {
-	var out []Finding
-	start, end, n, lastShort := -1, -1, 0, false
-	flush := func() {
-		if n >= 3 {
-			out = append(out, Finding{Rule: rulePEMBody, Start: start, End: end})
-		}
-		start, end, n, lastShort = -1, -1, 0, false
-	}
-	for off := 0; off <= len(text); {
-		nl := strings.IndexByte(text[off:], '\n')
-		line := text[off:]
-		if nl >= 0 {
-			line = text[off : off+nl]
-		}
-		trimmed := strings.Trim(line, " \t\r\"',+")
-		long := len(trimmed) >= 40
-		ok := len(trimmed) >= 4 && base64Line.MatchString(trimmed) && (!long || entropy(trimmed) >= 4)
-		if ok && n > 0 && lastShort {
-			flush()
-		}
-		switch {
-		case ok && n == 0 && long:
-			start = off + strings.Index(line, trimmed)
-			fallthrough
-		case ok && n > 0:
-			end, n, lastShort = off+strings.Index(line, trimmed)+len(trimmed), n+1, !long
-		default:
-			flush()
-		}
-		if nl < 0 {
-			break
-		}
-		off += nl + 1
-	}
-	flush()
-	return out
-}
-
-// entropy is the Shannon entropy of s in bits per character.
-func entropy(s string) float64 {
-	var counts [256]int
-	for i := 0; i < len(s); i++ {
-		counts[s[i]]++
-	}
-	h, n := 0.0, float64(len(s))
-	for _, c := range counts {
-		if c > 0 {
-			p := float64(c) / n
-			h -= p * math.Log2(p)
-		}
-	}
-	return h
 }

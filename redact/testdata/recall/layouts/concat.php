@@ -1,0 +1,1 @@
+$aws = 'AKIA' . 'NWVB67ASRHYXFAKE';
