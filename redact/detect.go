@@ -74,7 +74,7 @@ func rank(rule string) int {
 func (d *Detector) Find(text string) []Finding {
 	all := d.scan(text)
 	all = append(all, joinedFindings(text, d.scan, 1)...)
-	return resolve(text, all)
+	return resolve(text, dropData(text, all))
 }
 
 // scan runs gitleaks' rules and this package's over text.

@@ -63,7 +63,10 @@ var (
 		"foreign": true, "sort": true, "partition": true, "shard": true, "lookup": true, "map": true, "dict": true,
 		"i18n": true, "translation": true, "keyboard": true, "hotkey": true, "shortcut": true, "keycode": true,
 		"keypress": true, "keydown": true, "keyup": true, "monkey": true, "turkey": true, "reset": true,
-		"forgot": true, "confirm": true, "confirmation": true, "nonce": true, "csrf": true}
+		"forgot": true, "confirm": true, "confirmation": true, "nonce": true, "csrf": true,
+		// tokens that are cursors or ids: progressToken, nextPageToken
+		"page": true, "next": true, "continuation": true, "cancellation": true, "progress": true, "sync": true,
+		"cursor": true, "pagination": true, "lexer": true, "parser": true}
 	camelBoundary = regexp.MustCompile(`([a-z0-9])([A-Z])`)
 )
 
@@ -117,11 +120,12 @@ var (
 	typeName = regexp.MustCompile(`(?i)^(?:u?int|float|bytes?|string|str|bool|boolean|char|number|secretstr|secretbytes|optional|option|any|object)\d*[?!]?$`)
 	// codeLike is a value that is an expression: a call, a field, an index,
 	// an operator.
-	codeLike = regexp.MustCompile(`^[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)+[,;]?$|[(\[]|^[\w.]+[,;]$|^&[A-Za-z]|^\*[A-Za-z]|^!`)
+	codeLike = regexp.MustCompile(`^[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)+[,;]?$|[(\[]|^[\w.]+[,;]$|^&[A-Za-z]|^\*[A-Za-z]|^!|[{}]$|^urn:`)
 	// pathLike is a file path or a secret's name in a store
 	// (prod/db/password, ./keys/id_rsa, ~/.ssh/key, C:\keys\a.pem).
 	pathLike   = regexp.MustCompile(`^(?:~|\.{1,2})?/|^[A-Za-z]:\\|^[\w.-]+(?:/[\w.-]+)+/?$|\.(?:pem|key|crt|cer|p12|pfx|json|ya?ml|txt|env|conf|cfg|ini|toml|gpg|asc|jks|keystore)$`)
-	numberLike = regexp.MustCompile(`^[-+]?\d+(?:\.\d+)?(?:e\d+)?[a-zA-Z]{0,3}$`)
+	flagLike   = regexp.MustCompile(`^--?[A-Za-z][\w-]*,?$`)
+	numberLike = regexp.MustCompile(`^[-+]?\d+(?:\.\d+)?(?:e\d+)?[a-zA-Z]{0,3}$|^0x[0-9a-fA-F]{1,16}$`)
 	hexSecret  = regexp.MustCompile(`^(?:0x)?[0-9a-fA-F]{32,}$`)
 )
 
@@ -160,7 +164,7 @@ func tailIsComment(tail string) bool {
 func plausibleSecret(v string) bool {
 	switch {
 	case len(v) < 6, !notPlaceholder(v), strings.Contains(v, "://"), pathLike.MatchString(v), typeName.MatchString(v),
-		numberLike.MatchString(v), codeLike.MatchString(v), envName.MatchString(v), plainWords(v),
+		numberLike.MatchString(v), flagLike.MatchString(v), codeLike.MatchString(v), envName.MatchString(v), plainWords(v),
 		strings.HasSuffix(v, ","), strings.HasSuffix(v, ";"), strings.HasSuffix(v, ")"):
 		return false
 	}

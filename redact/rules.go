@@ -67,9 +67,9 @@ var (
 		// ?token=…&, &password=…
 		{ruleURLParam, regexp.MustCompile(`(?i)[?&;](?P<name>password|passwd|pwd|pass|token|access_token|auth_token|id_token|refresh_token|api_key|apikey|api-key|key|secret|client_secret|sig|signature|x-amz-signature|x-goog-signature)=(?P<v>[^&\s"'\x60#<>]{8,300})`), urlParam, []string{"="}},
 		{ruleAzure, regexp.MustCompile(`(?i)(?:AccountKey|SharedAccessKey)=(?P<v>[A-Za-z0-9+/]{40,100}={0,2})`), notPlaceholderMatch, []string{"accountkey=", "sharedaccesskey="}},
-		// .netrc: machine HOST login USER password SECRET, on one line or
-		// several, in either order.
-		{ruleNetrc, regexp.MustCompile(`(?i)\b(?:machine|login|default)\s+(?:\S+\s+)?(?:login\s+\S+\s+|account\s+\S+\s+)*password\s+(?P<v>\S{3,200})`), notPlaceholderMatch, []string{"password"}},
+		// .netrc: machine HOST login USER password <secret>, on one line
+		// or several.
+		{ruleNetrc, regexp.MustCompile(`(?i)\b(?:machine[ \t]+\S+|default)\s+(?:(?:login|account|port)[ \t]+\S+\s+)*password[ \t]+(?P<v>\S{3,200})`), notPlaceholderMatch, []string{"password"}},
 		// .pgpass: host:port:database:user:password
 		{rulePgpass, regexp.MustCompile(`(?m)^[^:\s#]+:(?:\d{1,5}|\*):[^:\s]+:[^:\s]+:(?P<v>\S{3,200})[ \t]*\r?$`), notPlaceholderMatch, []string{":"}},
 		// Docker's config.json: "auth": base64(user:password), identity
@@ -77,9 +77,10 @@ var (
 		{ruleDockerAuth, regexp.MustCompile(`(?i)"(?:auth|identitytoken|registrytoken)"\s*:\s*"(?P<v>[A-Za-z0-9+/=._-]{12,})"`), plausibleRandom, []string{"auth", "token"}},
 		// .npmrc: //registry/:_authToken=…, _auth=…, _password=…
 		{ruleNpmrc, regexp.MustCompile(`(?im)(?:^|:)[ \t]*_(?:authToken|auth|password)[ \t]*=[ \t]*"?(?P<v>[^\s"]{6,})"?`), notPlaceholderMatch, []string{"_auth", "_password"}},
-		// name = "value", name: 'value', "name": "value", getenv("NAME",
-		// "value"), ["name"] = "value", 'name' => 'value'
-		{ruleAssignment, regexp.MustCompile(`(?i)(?P<name>` + nameRe + `)["'\x60\]]?\s*(?::=|=>|=|:|,)\s*(?:` + conversion + `)?[bru]?["'\x60](?P<v>[^"'\x60\s]{6,300})["'\x60]`), assignment, secretKeywords},
+		// name = "value", name: 'value', "name": "value", ["name"] =
+		// "value", 'name' => 'value'; then getenv("NAME", "value")
+		{ruleAssignment, regexp.MustCompile(`(?i)(?P<name>` + nameRe + `)["'\x60\]]?\s*(?::=|=>|=|:)\s*(?:` + conversion + `)?[bru]?["'\x60](?P<v>[^"'\x60\s]{6,300})["'\x60]`), assignment, secretKeywords},
+		{ruleAssignment, regexp.MustCompile(`(?i)["'](?P<name>` + nameRe + `)["']\s*,\s*["'\x60](?P<v>[^"'\x60\s]{6,300})["'\x60]`), assignment, secretKeywords},
 		// NAME=value in .env, name: value in YAML, ENV NAME value in a
 		// Dockerfile, # password: value in a comment.
 		{ruleAssignment, regexp.MustCompile(`(?im)^[ \t]*(?P<c>` + commentLead + `[ \t]*)?(?:(?:export|env|arg|set|setx|setenv|declare(?:[ \t]+-x)?)[ \t]+)?(?P<name>` + nameRe + `)[ \t]*[=:][ \t]*(?P<v>[^\s"'\x60]{6,300})(?P<tail>[^\n]*)$`), assignment, secretKeywords},
@@ -104,10 +105,14 @@ var (
 	envName    = regexp.MustCompile(`^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$`)
 	entropyTok = regexp.MustCompile(`[A-Za-z0-9+/_-]{20,}={0,2}`)
 	hexRe      = regexp.MustCompile(`^(?:[0-9a-f]+|[0-9A-F]+)$|^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-`)
-	hashPrefix = regexp.MustCompile(`(?i)(?:h1:|sha(?:1|224|256|384|512)[-:])$`)
+	hashPrefix = regexp.MustCompile(`(?i)(?:h1:|sha-?(?:1|224|256|384|512)[-:=]|md5[-:=])$`)
 	hashToken  = regexp.MustCompile(`(?i)^sha(?:1|224|256|384|512)-`)
 	// dataURI is what comes before the payload of a data: URI.
-	dataURI     = regexp.MustCompile(`(?i)data:[\w/+.-]*(?:;[\w=.-]+)*;base64,$`)
+	dataURI = regexp.MustCompile(`(?i)data:[\w/+.-]*(?:;[\w=.-]+)*;base64,$`)
+	// urlPath is a URL up to its host or a path segment: a document's or
+	// a video's id there is no secret (webhook URLs that hold one have
+	// named rules).
+	urlPath     = regexp.MustCompile(`(?i)\bhttps?://[^\s"'\x60<>?#]*$`)
 	ownRuleName = map[string]bool{}
 )
 
@@ -184,9 +189,12 @@ func ownFindings(text string) []Finding {
 	out = append(out, pemBodies(text)...)
 	for _, m := range entropyTok.FindAllStringIndex(text, -1) {
 		s := strings.TrimRight(text[m[0]:m[1]], "=")
+		if m[1] < len(text) && text[m[1]] == '(' {
+			continue // a function's name
+		}
 		before := text[max(0, m[0]-80):m[0]]
 		if !hashPrefix.MatchString(text[max(0, m[0]-7):m[0]]) && !hashToken.MatchString(s) &&
-			!dataURI.MatchString(before) && randomLooking(s) && !idAssigned(before) {
+			!dataURI.MatchString(before) && !urlPath.MatchString(before) && randomLooking(s) && !idAssigned(before) {
 			out = append(out, Finding{Rule: ruleHighEntropy, Start: m[0], End: m[0] + len(s)})
 		}
 	}

@@ -163,3 +163,7 @@ func isText(b []byte) bool {
 // DecodeText returns the text of a file's content as the sanitiser reads
 // it: UTF-16 and UTF-32 decoded, anything else as it is.
 func DecodeText(data []byte) string { return decodeFile(data).Text }
+
+// IsBinary says whether the sanitiser takes data for binary (not text in
+// any encoding it reads).
+func IsBinary(data []byte) bool { return decodeFile(data).Encoding == EncBinary }
