@@ -120,7 +120,7 @@ var (
 	typeName = regexp.MustCompile(`(?i)^(?:u?int|float|bytes?|string|str|bool|boolean|char|number|secretstr|secretbytes|optional|option|any|object)\d*[?!]?$`)
 	// codeLike is a value that is an expression: a call, a field, an index,
 	// an operator.
-	codeLike = regexp.MustCompile(`^[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)+[,;]?$|[(\[]|^[\w.]+[,;]$|^&[A-Za-z]|^\*[A-Za-z]|^!|[{}]$|^urn:`)
+	codeLike = regexp.MustCompile(`^[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)+[,;]?$|[(\[]|[,;)]$|^&[A-Za-z]|^\*[A-Za-z]|^!|[{}]$`)
 	// pathLike is a file path or a secret's name in a store
 	// (prod/db/password, ./keys/id_rsa, ~/.ssh/key, C:\keys\a.pem).
 	pathLike   = regexp.MustCompile(`^(?:~|\.{1,2})?/|^[A-Za-z]:\\|^[\w.-]+(?:/[\w.-]+)+/?$|\.(?:pem|key|crt|cer|p12|pfx|json|ya?ml|txt|env|conf|cfg|ini|toml|gpg|asc|jks|keystore)$`)
@@ -138,6 +138,9 @@ func assignment(m match) bool {
 	}
 	if m.comment && len(v) > 0 && strings.ContainsAny(v[len(v)-1:], ".,;") {
 		v = v[:len(v)-1] // the end of a sentence
+	}
+	if !m.quoted && codeLike.MatchString(v) {
+		return false
 	}
 	switch nameClass(m.name) {
 	case strongName:
@@ -159,13 +162,13 @@ func tailIsComment(tail string) bool {
 
 // plausibleSecret says whether v, assigned to a name that says it is a
 // secret, looks like one: not a placeholder, reference, URL, path, type,
-// number, piece of code, environment variable name or plain words, and
-// not too short.
+// number, command-line flag, environment variable name or plain words,
+// and not too short. (An unquoted value must not be code either: see
+// assignment.)
 func plausibleSecret(v string) bool {
 	switch {
 	case len(v) < 6, !notPlaceholder(v), strings.Contains(v, "://"), pathLike.MatchString(v), typeName.MatchString(v),
-		numberLike.MatchString(v), flagLike.MatchString(v), codeLike.MatchString(v), envName.MatchString(v), plainWords(v),
-		strings.HasSuffix(v, ","), strings.HasSuffix(v, ";"), strings.HasSuffix(v, ")"):
+		numberLike.MatchString(v), strings.HasPrefix(v, "urn:"), flagLike.MatchString(v), envName.MatchString(v), plainWords(v):
 		return false
 	}
 	return entropy(v) >= 2.5

@@ -35,11 +35,12 @@ type ownRule struct {
 	keywords []string
 }
 
-// match is one match of an ownRule: the name (or ""), the value, and
-// whether the line is a comment.
+// match is one match of an ownRule: the name (or ""), the value, what
+// follows it on its line (for unquoted values), whether the line is a
+// comment and whether the value is quoted.
 type match struct {
 	name, value, tail string
-	comment           bool
+	comment, quoted   bool
 }
 
 // secretKeywords prefilter the assignment rules: each name they look at
@@ -175,6 +176,7 @@ func ownFindings(text string) []Finding {
 		for _, sm := range r.re.FindAllStringSubmatchIndex(text, -1) {
 			m := match{name: group(sm, ni), value: group(sm, vi), tail: group(sm, ti), comment: group(sm, ci) != ""}
 			start, end := sm[2*vi], sm[2*vi+1]
+			m.quoted = start > 0 && strings.IndexByte("\"'`", text[start-1]) >= 0
 			// A value that runs on into a comment's closing mark.
 			for _, close := range []string{"*/", "-->"} {
 				if i := strings.Index(m.value, close); i > 0 {

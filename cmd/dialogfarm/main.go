@@ -118,6 +118,7 @@ var commands = []func(*app) *cobra.Command{
 	statusCmd,
 	serveCmd,
 	adaptersCmd,
+	redactCmd,
 }
 
 // init reads the config file and environment into the flags (strictly:

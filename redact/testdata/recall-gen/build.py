@@ -57,6 +57,8 @@ class File:
         before, after = template.split("{}", 1)
         line = self.text.count("\n") + before.count("\n") + 1
         self.text += before + shown + after + "\n"
+        assert value not in LABELLED, "a value labelled twice: " + value
+        LABELLED.add(value)
         self.labels.append({"path": self.path, "line": line, "kind": kind, "value": value,
                             "layout": layout or self.layout, "split": split})
 
@@ -88,6 +90,15 @@ class File:
 
 
 FILES = []
+LABELLED = set()
+USED = set()  # every value once: a value seen before would be caught by the Redactor's memory, not by a rule
+
+
+def fresh(sample):
+    if sample is None or sample["secret"] in USED:
+        return False
+    USED.add(sample["secret"])
+    return True
 
 
 def new(path, **kw):
@@ -105,10 +116,12 @@ def gitleaks_part(picked):
         f.line("# FAKE credentials from gitleaks' rule test cases (none is real).")
         for p in picked[i:i + per]:
             a = p["a"]
+            if not fresh(a):
+                continue
             f.line("")
             f.line("# a line of configuration for " + p["rule"].replace("-", " "))
             f.secret(a["line"].replace(a["secret"], "{}", 1), a["secret"], p["rule"], layout="gitleaks-sample")
-    odd = [p for p in picked if p["b"]]
+    odd = [p for p in picked if fresh(p["b"])]
     rng.shuffle(odd)
     containers = [
         ("encodings/utf16le-bom.txt", dict(encoding="utf-16le-bom", layout="utf-16le-bom")),

@@ -1,5 +1,5 @@
 package billing
 
-// token = 4mqEcx751HZ9FUrqXw6eDKA9QaLyFAKE
-/* api_key: jGyGBiHrltEtVVQPPQlxfhA4QWV3FAKE */
+// token = Gov05jSCi7vDNNXdMbicBCyMLhGdFAKE
+/* api_key: e0z5VbdBiOJhZZszE09DdZQ5Dd5QFAKE */
 func Charge() error { return nil }

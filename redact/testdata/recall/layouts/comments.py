@@ -2,5 +2,5 @@
 import os
 
 # password: hunter2
-# old token = phaIN9xfAGgfT0JpKtAYepKhFAKE (revoked?)
+# old token = RArtxseWR5ZlayglhGoK1dldFAKE (revoked?)
 API_URL = os.environ.get("API_URL", "https://api.fake.example")

@@ -1,4 +1,4 @@
 package keys
 
-var anthropic = "sk-ant-api03-" + "CgzeWw5FbIm4fMELrVMN7cHwS8mFOPauFO_nDjUaPMuusqD90JKYCc-23k-CATmz9ndlEOEhfG6ub3kmholS9IqfaFAKEAA"
-var ghToken = "ghp_" + "eXuOdBYVHvjaFhV2lbt6XTVuhvXNiYQOFAKE"
+var anthropic = "sk-ant-api03-" + "H8oacopoPV744f3qSDvRrEizKSZ3Js4AFxR__bK7pP6UXTinnH2GsOM5U3qG10l4tFgYA8a1siHqgRMyLXEsiULTmFAKEAA"
+var ghToken = "ghp_" + "aRz2U9nwW5vIYb13EKFasIr5LhZyx3odFAKE"

@@ -1,3 +1,3 @@
-const stripeKey = "sk_live_" + "SHwiVwYH7C9ptErtuuS3FAKE";
-const gh = 'ghp_' + 'qEhHQ59T6PabhJOX' + 'KhJ7hP3YXuxDC93CFAKE';
-const slack = `xoxb-${'062532592318-8345669427332-vP1FFas5DZTWhu0DxRK5FAKE'}`;
+const stripeKey = "sk_live_" + "8765VA1GIlSwlhrUCoEVFAKE";
+const gh = 'ghp_' + 'IljyOMsDngxKIJAI' + 'jpxMyigPG35qV9eAFAKE';
+const slack = `xoxb-${'304669099854-7097824907497-igbEbW3ni1cEcHxmjxpAFAKE'}`;

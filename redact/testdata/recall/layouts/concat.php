@@ -1,1 +1,1 @@
-$aws = 'AKIA' . 'NWVB67ASRHYXFAKE';
+$aws = 'AKIA' . 'LWIW4PT6RTUUFAKE';

@@ -1,2 +1,2 @@
-GITLAB_TOKEN = ("glpat-" "yOw2Y4JeMggqLBqjFAKE")
-openai_key = 'sk-proj-' + 'KuMtZCxBPJiUQ6q3AAGLSfCjYp0PWd1PznEaKNAjT3' + 'BlbkFJeqidU7vPtLmsyp2NSjNG4X7eHxL5swIgaRz2FAKE'
+GITLAB_TOKEN = ("glpat-" "92WHRt0YqtrIlpY3FAKE")
+openai_key = 'sk-proj-' + 'TOc40wHxLrcC8GqyU5PrShWLseQCdMmx3mWP4JeVT3' + 'BlbkFJSpojqZgBuysjsmN5ln6ZGvXJkp480VPKrhiOFAKE'

@@ -1,4 +1,4 @@
-SIGNING_KEY = "6d54278b557a00ed60181d5468f96bf965c3ccf3714325e4bb7bd4aa420efa4e"
-WEBHOOK_HMAC = 'd4534db5a15b4bd73ea5b23fff10c2b98327b89716660e55b9132f5492c5ff4d'
-app.config["SESSION_KEY"] = "2O3VHa6yav38ITDXhde1+EDJlDhV+Sms9xqT2UIyFAKE="
-SECRET_KEY = "django-insecure-+!s=f$fhq3tx=xyrwhdbs&!_$wolp1od*5syx*t9f!sc!gfake"
+SIGNING_KEY = "d3c94ead7e306862d3ed5d326f5bac42d97f730b2d3279d27368f1bf88b2fa4e"
+WEBHOOK_HMAC = 'ed0c4cd4859f95b23d5764bbd12f5d4196d54278b557a00ed60181d5468f96bf'
+app.config["SESSION_KEY"] = "KzuZpXX8nFfqpiv6qVUFV3qOQrjc53qxoq0TwQgxFAKE="
+SECRET_KEY = "django-insecure-x+j7(x0o7@g3uk@xfh)4@=54db+yfxs_9!)=r#^@gfp^wrfake"

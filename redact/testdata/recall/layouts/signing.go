@@ -1,5 +1,5 @@
 package auth
 
-var signingKey = []byte("6003dfed040770f1e209d72eb282e100f7d3cdbd8895b9f1a13ac4eb036d5244")
+var signingKey = []byte("9716660e55b9132f5492c5ff4ddadb80e605df8b7c101df778271bfb34f54bdb")
 
-const encryptionKey = "GHVlnAk19IqIhdRmCVOUPjvvCRRApN1sHewHWPQ7FAKE"
+const encryptionKey = "IyKlkpH6MVVWJTpgcKTDwE2Ch/LWUMlLenzccm38FAKE"

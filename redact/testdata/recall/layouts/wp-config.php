@@ -1,3 +1,3 @@
 <?php
 define('DB_PASSWORD', 'Wp-Pa55!FAKE');
-define('AUTH_KEY', 'OH5h{+7-sK{=b8G~!rnd9cBqe9e^VysVF0^/NHNI*xF=eT^V{If5%GW.J|p{FAKE');
+define('AUTH_KEY', 'ho:RXs#5Sam#z0wltrG-.HVlnA}k19#IqIhdRmC%.VO]|UP-?jvvCRR|A|<+FAKE');
