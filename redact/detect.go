@@ -113,7 +113,7 @@ func resolve(text string, all []Finding) []Finding {
 	end := -1
 	for _, f := range all {
 		if f.Start < end || f.End <= f.Start || isPlaceholderText(text[f.Start:f.End]) ||
-			hashPrefix.MatchString(text[max(0, f.Start-7):f.Start]) {
+			hashPrefix.MatchString(text[max(0, f.Start-9):f.Start]) {
 			continue
 		}
 		out = append(out, f)

@@ -74,3 +74,26 @@ func TestRedactorCorpus(t *testing.T) {
 		t.Errorf("%d secrets redacted, %d planted: %s", st.Secrets, len(ps), st.Summary())
 	}
 }
+
+// TestRedactorSplitSecret: a secret split across literals gets one
+// placeholder, written in the first piece; the other pieces become
+// empty, so the line stays valid code; the joined value is remembered.
+func TestRedactorSplitSecret(t *testing.T) {
+	r := NewRedactor(testDetector(t))
+	src := `const key = "sk_live_" + "4eC39HqLyjWDarjtT1zdp7dcFAKE";` + "\n" +
+		"py = ('ghp_' 'sMehGAkWvj7FAc9QeWJKY40uvSwMFLZDe1f8')\n" +
+		"ts = `xoxb-${'781236542736-2364535789652-GkwFDQoHqzXDVsC6GzqYUypD'}`\n"
+	got, reps := r.RedactText(src)
+	want := `const key = "REDACTED_STRIPE_ACCESS_TOKEN_1" + "";` + "\n" +
+		"py = ('REDACTED_GITHUB_PAT_1' '')\n" +
+		"ts = `REDACTED_SLACK_BOT_TOKEN_1${''}`\n"
+	if got != want {
+		t.Fatalf("got\n%s\nwant\n%s", got, want)
+	}
+	if len(reps) != 3 || reps[0].Line != 1 || reps[1].Line != 2 || reps[2].Line != 3 || r.Stats().Secrets != 3 {
+		t.Errorf("replacements %+v, stats %+v", reps, r.Stats())
+	}
+	if q, _ := r.Redact("is sk_live_4eC39HqLyjWDarjtT1zdp7dcFAKE live?"); q != "is REDACTED_STRIPE_ACCESS_TOKEN_1 live?" {
+		t.Errorf("joined value not remembered: %q", q)
+	}
+}

@@ -108,6 +108,9 @@ var (
 	hexRe      = regexp.MustCompile(`^(?:[0-9a-f]+|[0-9A-F]+)$|^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-`)
 	hashPrefix = regexp.MustCompile(`(?i)(?:h1:|sha-?(?:1|224|256|384|512)[-:=]|md5[-:=])$`)
 	hashToken  = regexp.MustCompile(`(?i)^sha(?:1|224|256|384|512)-`)
+	// mediaValue is a JSON media bundle's key before its value (a notebook's
+	// "image/png": "iVBORw0…").
+	mediaValue = regexp.MustCompile(`"(?:image|audio|video|font)/[\w.+-]+"\s*:\s*\[?\s*"`)
 	// dataURI is what comes before the payload of a data: URI.
 	dataURI = regexp.MustCompile(`(?i)data:[\w/+.-]*(?:;[\w=.-]+)*;base64,$`)
 	// urlPath is a URL up to its host or a path segment: a document's or
@@ -195,8 +198,9 @@ func ownFindings(text string) []Finding {
 			continue // a function's name
 		}
 		before := text[max(0, m[0]-80):m[0]]
-		if !hashPrefix.MatchString(text[max(0, m[0]-7):m[0]]) && !hashToken.MatchString(s) &&
-			!dataURI.MatchString(before) && !urlPath.MatchString(before) && randomLooking(s) && !idAssigned(before) {
+		if !hashPrefix.MatchString(text[max(0, m[0]-9):m[0]]) && !hashToken.MatchString(s) &&
+			!dataURI.MatchString(before) && !urlPath.MatchString(before) && randomLooking(s) && !idAssigned(before) &&
+			!mediaValue.MatchString(text[strings.LastIndexByte(text[:m[0]], '\n')+1:m[0]]) {
 			out = append(out, Finding{Rule: ruleHighEntropy, Start: m[0], End: m[0] + len(s)})
 		}
 	}
