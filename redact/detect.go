@@ -3,6 +3,7 @@ package redact
 import (
 	"cmp"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -81,6 +82,9 @@ func (d *Detector) Find(text string) []Finding {
 func (d *Detector) scan(text string) []Finding {
 	var all []Finding
 	for _, f := range d.gl.DetectString(text) {
+		if f.RuleID == "generic-api-key" && genericNotSecret(f.Secret) {
+			continue // code, words or a number that gitleaks' generic rule took for a key
+		}
 		all = append(all, occurrences(text, f.Secret, f.RuleID)...)
 	}
 	return append(all, ownFindings(text)...)
@@ -102,6 +106,22 @@ func occurrences(text, secret, rule string) []Finding {
 		from = start + len(secret)
 	}
 }
+
+// dottedName is a field or package path: oa.v1NatsOperator.SigningKeys.
+var dottedName = regexp.MustCompile(`^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+$`)
+
+// genericNotSecret says whether a value of gitleaks' generic rule is a
+// field path, words (ssh-ed25519), a number (0x123456789abcDEF,
+// 01234567890.98e-10) or an identifier (KeyAlgoED25519).
+func genericNotSecret(v string) bool {
+	return dottedName.MatchString(v) || plainWords(v) || numberLike.MatchString(strings.TrimLeft(v, "-+")) ||
+		floatLike.MatchString(v) || alnumName.MatchString(v) && identifierLike(v)
+}
+
+var (
+	floatLike = regexp.MustCompile(`^[-+]?\d+\.\d+(?:[eE][-+]?\d+)?$`)
+	alnumName = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9]*$`)
+)
 
 // resolve drops placeholders, hash encodings (go.sum's "h1:…", an
 // integrity "sha512-…") and overlaps, and sorts by position.

@@ -13,6 +13,7 @@ import (
 
 var (
 	publicPEM  = regexp.MustCompile(`-----BEGIN [A-Z0-9 ]*(?:PUBLIC KEY|CERTIFICATE|CERTIFICATE REQUEST|X509 CRL|PGP SIGNATURE|PGP MESSAGE|PUBLIC KEY BLOCK|SIGNATURE)-----\s*$`)
+	typeCodes  = regexp.MustCompile(`^(?:[A-Z][a-z]{0,2}[0-9]{1,3})+[A-Z]?$`) // I32I64, F64
 	wordRun    = regexp.MustCompile(`[A-Z]?[a-z]{2,}|[A-Z]{2,}`)
 	base64Line = regexp.MustCompile(`^[A-Za-z0-9+/]+={0,2}$`)
 )
@@ -176,10 +177,12 @@ func wordyParts(s string) bool {
 	}
 	wordy := 0
 	for _, p := range parts {
+		n := len(p)
+		p = strings.TrimRight(p, "0123456789") // Sha256, Win32
 		switch {
-		case strings.Trim(p, "0123456789") == "", len(p) <= 5 && strings.ToUpper(p) == p, len(p) <= 3,
+		case p == "", len(p) <= 5 && strings.ToUpper(p) == p, len(p) <= 3, typeCodes.MatchString(p),
 			len(p) >= 8 && hexRe.MatchString(p): // a hash suffix: fileDescriptor_3a17e2c63b2b3424
-			wordy += len(p)
+			wordy += n
 		default:
 			covered, vowels, letters := 0, 0, 0
 			for _, w := range wordRun.FindAllString(p, -1) {
@@ -194,7 +197,7 @@ func wordyParts(s string) bool {
 				}
 			}
 			if float64(covered) >= 0.7*float64(len(p)) && float64(vowels) >= 0.2*float64(max(letters, 1)) {
-				wordy += len(p)
+				wordy += n
 			}
 		}
 	}

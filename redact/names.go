@@ -123,8 +123,11 @@ var (
 	codeLike = regexp.MustCompile(`^[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)+[,;]?$|[(\[]|[,;)]$|^&[A-Za-z]|^\*[A-Za-z]|^!|[{}]$`)
 	// pathLike is a file path or a secret's name in a store
 	// (prod/db/password, ./keys/id_rsa, ~/.ssh/key, C:\keys\a.pem).
-	pathLike   = regexp.MustCompile(`^(?:~|\.{1,2})?/|^[A-Za-z]:\\|^[\w.-]+(?:/[\w.-]+)+/?$|\.(?:pem|key|crt|cer|p12|pfx|json|ya?ml|txt|env|conf|cfg|ini|toml|gpg|asc|jks|keystore)$`)
-	flagLike   = regexp.MustCompile(`^--?[A-Za-z][\w-]*,?$`)
+	pathLike = regexp.MustCompile(`^(?:~|\.{1,2})?/|^[A-Za-z]:\\|^[\w.-]+(?:/[\w.-]+)+/?$|\.(?:pem|key|crt|cer|p12|pfx|json|ya?ml|txt|env|conf|cfg|ini|toml|gpg|asc|jks|keystore)$`)
+	flagLike = regexp.MustCompile(`^--?[A-Za-z][\w-]*,?$`)
+	// glueCall is code between two literals, matched as if it were one:
+	// "hashed-password: "+string(conf)+"…".
+	glueCall   = regexp.MustCompile(`^\+?[A-Za-z_][\w.]*\([^)]*\)\+?$`)
 	numberLike = regexp.MustCompile(`^[-+]?\d+(?:\.\d+)?(?:e\d+)?[a-zA-Z]{0,3}$|^0x[0-9a-fA-F]{1,16}$`)
 	hexSecret  = regexp.MustCompile(`^(?:0x)?[0-9a-fA-F]{32,}$`)
 )
@@ -139,8 +142,8 @@ func assignment(m match) bool {
 	if m.comment && len(v) > 0 && strings.ContainsAny(v[len(v)-1:], ".,;") {
 		v = v[:len(v)-1] // the end of a sentence
 	}
-	if !m.quoted && codeLike.MatchString(v) {
-		return false
+	if !m.quoted && codeLike.MatchString(v) || m.comment && strings.ContainsAny(v, "<>*") || glueCall.MatchString(v) {
+		return false // code; grammar in a comment (token = 1*<any CHAR>, token = 1*tchar)
 	}
 	switch nameClass(m.name) {
 	case strongName:

@@ -39,8 +39,8 @@ type ownRule struct {
 // follows it on its line (for unquoted values), whether the line is a
 // comment and whether the value is quoted.
 type match struct {
-	name, value, tail string
-	comment, quoted   bool
+	name, value, tail      string
+	comment, quoted, badge bool
 }
 
 // secretKeywords prefilter the assignment rules: each name they look at
@@ -60,16 +60,16 @@ const commentLead = `(?:#+|//+|--|;+|\*+|/\*+|<!--|(?i:rem)\b|')`
 
 var (
 	ownRules = []ownRule{
-		{ruleBearer, regexp.MustCompile(`(?i)\bbearer[ \t]+(?P<v>[A-Za-z0-9._~+/=-]{16,})`), plausibleRandom, []string{"bearer"}},
-		{ruleBasicAuth, regexp.MustCompile(`(?i)authorization["']?\s*[:=,]\s*["']?basic[ \t]+(?P<v>[A-Za-z0-9+/]{12,}={0,2})`), plausibleRandom, []string{"basic"}},
+		{ruleBearer, regexp.MustCompile(`(?i)\bbearer[ \t]+(?P<v>[A-Za-z0-9._~+/=-]{16,})`), tokenValue, []string{"bearer"}},
+		{ruleBasicAuth, regexp.MustCompile(`(?i)authorization["']?\s*[:=,]\s*["']?basic[ \t]+(?P<v>[A-Za-z0-9+/]{12,}={0,2})`), tokenValue, []string{"basic"}},
 		// scheme://user:password@host, the password may hold any
 		// punctuation but / and quotes (an @ too: the last one ends it).
-		{ruleDSN, regexp.MustCompile(`\b[a-zA-Z][a-zA-Z0-9+.-]{1,20}://[^\s:/@'"\x60]{0,64}:(?P<v>[^\s/'"\x60]{3,128})@[^\s'"\x60/@]+`), dsnPassword, []string{"://"}},
+		{ruleDSN, regexp.MustCompile(`\b[a-zA-Z][a-zA-Z0-9+.-]{1,20}://(?P<name>[^\s:/@'"\x60]{0,64}):(?P<v>[^\s/'"\x60]{3,128})@[^\s'"\x60/@]+`), dsnPassword, []string{"://"}},
 		// ?token=…&, &password=…
 		{ruleURLParam, regexp.MustCompile(`(?i)[?&;](?P<name>password|passwd|pwd|pass|token|access_token|auth_token|id_token|refresh_token|api_key|apikey|api-key|key|secret|client_secret|sig|signature|x-amz-signature|x-goog-signature)=(?P<v>[^&\s"'\x60#<>]{8,300})`), urlParam, []string{"="}},
 		{ruleAzure, regexp.MustCompile(`(?i)(?:AccountKey|SharedAccessKey)=(?P<v>[A-Za-z0-9+/]{40,100}={0,2})`), notPlaceholderMatch, []string{"accountkey=", "sharedaccesskey="}},
-		// .netrc: machine HOST login USER password <secret>, on one line
-		// or several.
+		// .netrc: machine, login and password entries, on one line or
+		// several.
 		{ruleNetrc, regexp.MustCompile(`(?i)\b(?:machine[ \t]+\S+|default)\s+(?:(?:login|account|port)[ \t]+\S+\s+)*password[ \t]+(?P<v>\S{3,200})`), notPlaceholderMatch, []string{"password"}},
 		// .pgpass: host:port:database:user:password
 		{rulePgpass, regexp.MustCompile(`(?m)^[^:\s#]+:(?:\d{1,5}|\*):[^:\s]+:[^:\s]+:(?P<v>\S{3,200})[ \t]*\r?$`), notPlaceholderMatch, []string{":"}},
@@ -99,15 +99,24 @@ var (
 	placeholderValue = regexp.MustCompile(`(?i)^(x+|\*+|\.+|-+|_+|#+|0+|1234(5678?)?|changeme|change_me|changeit|password|passwd|secret|token|pass|example\w*|sample\w*|your[_-].*|<.*>|\[.*\]|\$\{.*\}|\$\(.*\)|\{\{.*\}\}|%[sv]|%\(\w+\)s|\$\w+|\$\d|@\w+@|%\w+%|dummy\w*|fake\w*|todo|tbd|none|null|nil|undefined|redacted|true|false|required|optional|hidden|secure|string|str)$`)
 	// reference is a value that names or computes the secret instead of
 	// holding it.
-	reference = regexp.MustCompile(`\$\{|\$\(|\{\{|\}\}|^\$[A-Za-z_]\w*$|<%|%>|^env:|^secret:|^vault:|^ENC\[|^!|^&`)
-	// wordsRe is a few words, such as "bert-base-uncased" or "getToken".
-	wordsRe = regexp.MustCompile(`(?i)^[a-z]+(?:[-_.:][a-z]+)*$`)
+	reference = regexp.MustCompile(`^(?:\\x[0-9a-fA-F]{2})+$|\$\{|\$\(|\{\{|\}\}|^\$[A-Za-z_]\w*$|^\\\$|/\$[A-Za-z_]|<%|%>|^env:|^secret:|^vault:|^ENC\[|^!|^&|\\x1b|\\033|\\e\[|\\x00`)
+	// wordsRe is a few words, such as "bert-base-uncased", "getToken" or
+	// "oauth2-secret-token" (one word with digits, hunter2, is not).
+	wordsRe = regexp.MustCompile(`(?i)^_*[a-z]+(?:[-_.:][a-z]+)*_*$|^[a-z]+\d*(?:[-_.:][a-z]+\d*)+$`)
 	// envName is the name of an environment variable, such as OPENAI_API_KEY.
-	envName    = regexp.MustCompile(`^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$`)
+	envName    = regexp.MustCompile(`^_*[A-Z][A-Z0-9]*(?:_[A-Z0-9]*)+$`)
 	entropyTok = regexp.MustCompile(`[A-Za-z0-9+/_-]{20,}={0,2}`)
 	hexRe      = regexp.MustCompile(`^(?:[0-9a-f]+|[0-9A-F]+)$|^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-`)
 	hashPrefix = regexp.MustCompile(`(?i)(?:h1:|sha-?(?:1|224|256|384|512)[-:=]|md5[-:=])$`)
 	hashToken  = regexp.MustCompile(`(?i)^sha(?:1|224|256|384|512)-`)
+	// badgeURL is an image URL up to its query.
+	badgeURL = regexp.MustCompile(`\.(?:svg|png)$`)
+	// identifierUse is what follows a name, not a value: a call, an
+	// assignment to it, a method call on it, a key.
+	identifierUse = regexp.MustCompile(`^(?:\(|\s*(?::=|=[^=>~])|\.[A-Za-z_]\w*\(|["']?:\s)`)
+	// fileMagic is the base64 of a file's first bytes: gzip, PNG, JPEG, GIF,
+	// zip, PDF, WebAssembly, ELF, PE.
+	fileMagic = regexp.MustCompile(`^(?:H4sI|iVBORw0KGgo|/9j/|R0lGOD|UEsDB|JVBER|AGFzbQ|f0VMR|TVqQ)`)
 	// mediaValue is a JSON media bundle's key before its value (a notebook's
 	// "image/png": "iVBORw0…").
 	mediaValue = regexp.MustCompile(`"(?:image|audio|video|font)/[\w.+-]+"\s*:\s*\[?\s*"`)
@@ -144,13 +153,29 @@ func plausibleRandom(m match) bool { return notPlaceholder(m.value) && entropy(m
 
 // dsnPassword keeps the password of a URL, unless it is a placeholder or
 // the URL is a template (user:password@, user:pass@).
-func dsnPassword(m match) bool { return notPlaceholder(m.value) && !strings.ContainsAny(m.value, "{}") }
+func dsnPassword(m match) bool {
+	return notPlaceholder(m.value) && !strings.ContainsAny(m.value, "{}") && m.value != m.name && !testPassword[strings.ToLower(m.value)]
+}
+
+// testPassword are passwords of examples and tests (nats://derek:foo@).
+var testPassword = map[string]bool{"foo": true, "bar": true, "baz": true, "pwd": true, "pw": true, "pass": true,
+	"test": true, "demo": true, "guest": true, "admin": true, "user": true, "root": true, "s3cr3t": true, "secret1": true}
+
+// tokenValue keeps a bearer or basic token that is not a placeholder,
+// has at least 3 bits of entropy per character and is not words
+// (Bearer realm="…", Bearer resource_metadata=…).
+func tokenValue(m match) bool {
+	return plausibleRandom(m) && !plainWords(strings.TrimRight(m.value, "="))
+}
 
 // urlParam keeps a query parameter's value when its name is a credential
 // and the value is not a placeholder; a value of a key or signature
 // parameter must look random.
 func urlParam(m match) bool {
 	v := m.value
+	if m.badge {
+		return false // a status badge's image URL: its token is meant to be seen
+	}
 	if !notPlaceholder(v) || plainWords(v) {
 		return false
 	}
@@ -180,6 +205,7 @@ func ownFindings(text string) []Finding {
 			m := match{name: group(sm, ni), value: group(sm, vi), tail: group(sm, ti), comment: group(sm, ci) != ""}
 			start, end := sm[2*vi], sm[2*vi+1]
 			m.quoted = start > 0 && strings.IndexByte("\"'`", text[start-1]) >= 0
+			m.badge = badgeURL.MatchString(text[max(0, sm[0]-200):sm[0]])
 			// A value that runs on into a comment's closing mark.
 			for _, close := range []string{"*/", "-->"} {
 				if i := strings.Index(m.value, close); i > 0 {
@@ -194,8 +220,8 @@ func ownFindings(text string) []Finding {
 	out = append(out, pemBodies(text)...)
 	for _, m := range entropyTok.FindAllStringIndex(text, -1) {
 		s := strings.TrimRight(text[m[0]:m[1]], "=")
-		if m[1] < len(text) && text[m[1]] == '(' {
-			continue // a function's name
+		if identifierUse.MatchString(text[m[1]:min(len(text), m[1]+40)]) || fileMagic.MatchString(s) {
+			continue // a function's or a variable's name; an embedded file
 		}
 		before := text[max(0, m[0]-80):m[0]]
 		if !hashPrefix.MatchString(text[max(0, m[0]-9):m[0]]) && !hashToken.MatchString(s) &&

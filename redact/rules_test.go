@@ -60,6 +60,7 @@ func TestIssue39Probes(t *testing.T) {
 		{"unnamed 64-hex signing key", `SIGNING_KEY = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"`, []string{"e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"}},
 		// (UTF-16 and NUL files: TestSanitiseOddFiles)
 		{"png data URI", `<img src="data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==">`, nil},
+		{"data URI of random bytes", `<img src="data:image/png;base64,KXK7BE2W3yhxugNMld4ncLkCS5TdJm+4AUqT3CVutwBJktskbbb/SJHaI2y1/keQ2SJrtP1Gj9gharP8">`, nil},
 		{"nanoid test id", `  const id = "V1StGXR8_Z5jdHi6B-myT"`, nil},
 		{"name of a secret", `SECRET_NAME = "prod/db/password"`, nil},
 	})
@@ -103,6 +104,19 @@ func TestValuesAndComments(t *testing.T) {
 		{"flag in prose", "needs a token: `--token`, or one generated\n", nil},
 		{"hex constant", "\tFS_IOC_REMOVE_ENCRYPTION_KEY = 0xc0406618\n", nil},
 		{"cursor token", `Meta: mcp.Meta{"progressToken": "abc123"},`, nil},
+		{"bearer challenge", `wantHeader: "Bearer resource_metadata=\"https://example.com/resource-metadata\"",`, nil},
+		{"test url password", `nats.Connect(fmt.Sprintf("nats://derek:foo@%s", hostPort))`, nil},
+		{"url password same as user", `natsConnect(t, "nats://user1:user1@127.0.0.1:4222")`, nil},
+		{"code between literals", `[]byte("auth: password\nhashed-password: "+string(conf)+"\n")`, nil},
+		{"grammar in a comment", "// token = 1*tchar\n", nil},
+		{"magic with a NUL", `const privateKeyAuthMagic = "openssh-key-v1\x00"`, nil},
+		{"words with a digit", `AccessToken: "oauth2-secret-token",`, nil},
+		{"generic rule on an identifier", "\tpk1.Keytype = KeyAlgoED25519\n\tcase KeyAlgoED25519:\n", nil},
+		{"generic rule on a number", `{token.FLOAT, "-01234567890.98e-10"},`, nil},
+		{"escaped bytes", `defaultPassword = "\x01\x02\x03\x04"`, nil},
+		{"constant", "\topts.LeafNode.Password = _EMPTY_\n", nil},
+		{"gitleaks generic on code", "\ta.Operator.SigningKeys = oa.v1NatsOperator.SigningKeys\n", nil},
+		{"basic auth of user:password", `curl -H 'Authorization: Basic YWxpY2U6aHVudGVyMg==' https://x`, []string{"YWxpY2U6aHVudGVyMg=="}},
 	})
 }
 
@@ -123,7 +137,35 @@ func TestFewerFalsePositives(t *testing.T) {
 		{"camel identifier", `// the held copy's sequence (mqttQoS2DeliveryMsgId).`, nil},
 		{"generated identifier", `return fileDescriptor_3a17e2c63b2b3424, []int{0}`, nil},
 		{"base64 of text", `IHRoZSBxdWljayBicm93biBmb3gganVtcHM=`, nil},
+		{"base64 of a sentence", `UXVpeiA0MjogSnVtcCBvdmVyIDcgbGF6eSBkb2dzPyBZZXMsIDkgdGltZXMh`, nil},
+		{"arn of a secret", `DB_PASSWORD_SECRET_ARN = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:prod-db-AbCdEf"`, nil},
 		{"public key", "-----BEGIN PUBLIC KEY-----\nMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEYD54V/vp+54P9DXarYqx4MPcm+HK\nRIQzNasYSoRQHQ/6S6Ps8tpMcT+KvIIC8W/e9k0W7Cm72M1P9jU7SLf/vg==\n-----END PUBLIC KEY-----\n", nil},
 		{"notebook image", `      "image/png": "iVBORw0KGgoAAAANSUhEUgAACRkAAAISCAYAAABC/FoMAAAABHNCSVQICAgIfAhkiAAAAAlwSFlz\nAAAWJQAAFiUBSVIk8AAAIABJREFUeJzs3Xl4lNX5//H3LJlJMtkXsgEBQgirbEFEVBBZq1ZZlF+t\nstYuKLZWv/1edSlotbbflmrVim1RQG1rrYCgIKuggAKybwoJJEFCEpJAQvZkMs/vD8xIyEJWhsDn\ndV1chuec58w9Mw5zcp77uY/JMAwDERERERERERERERERERERERERERERERERERERERERERER\n"`, nil},
 	})
+}
+
+// TestCredentialFileRules: the credential-file rules find their values on
+// their own (gitleaks' generic rule often finds them too, so Find alone
+// would not show a rule missing).
+func TestCredentialFileRules(t *testing.T) {
+	cases := []struct{ rule, text, want string }{
+		{ruleNetrc, "machine h.example.com login u password pa55-w0rd\n", "pa55-w0rd"},
+		{rulePgpass, "h.example.com:5432:db:u:pa55-w0rd\n", "pa55-w0rd"},
+		{ruleDockerAuth, `{"auths": {"r.example.com": {"auth": "YWxpY2U6aHVudGVyMg=="}}}`, "YWxpY2U6aHVudGVyMg=="},
+		{ruleDockerAuth, `{"identitytoken": "Zk8rT2xWq9mN4bV7cX1zL5pR3sD6fG0h"}`, "Zk8rT2xWq9mN4bV7cX1zL5pR3sD6fG0h"},
+		{ruleNpmrc, "//r.example.com/:_authToken=abcdef12-3456-7890-abcd-ef1234567890\n", "abcdef12-3456-7890-abcd-ef1234567890"},
+		{ruleNpmrc, "_auth=Ym9iOmh1bnRlcjI=\n", "Ym9iOmh1bnRlcjI="},
+		{ruleNpmrc, "//npm.example.com/:_password=aHVudGVyMkZBS0U=\n", "aHVudGVyMkZBS0U="},
+		{ruleDSN, "https://bob:pl41n-Passw0rd@gitlab.example.com\n", "pl41n-Passw0rd"},
+		{ruleURLParam, "https://x.example.com/a?user=b&token=Zq8Xr2Lm4Np6Tv1Wy3Ks&f=1", "Zq8Xr2Lm4Np6Tv1Wy3Ks"},
+	}
+	for _, c := range cases {
+		found := false
+		for _, f := range ownFindings(c.text) {
+			found = found || f.Rule == c.rule && c.text[f.Start:f.End] == c.want
+		}
+		if !found {
+			t.Errorf("%s does not find %q in %q", c.rule, c.want, c.text)
+		}
+	}
 }

@@ -57,12 +57,17 @@ func ReadExclusions(path string) ([]Exclusion, error) {
 	return out, sc.Err()
 }
 
-// globRe turns a glob with ** into a regular expression on slash paths.
+// globRe turns a glob into a regular expression on slash paths: * is any
+// run within a folder name, **/ any number of folders (none included), **
+// anything.
 func globRe(glob string) *regexp.Regexp {
 	var b strings.Builder
 	b.WriteString("^")
 	for i := 0; i < len(glob); i++ {
 		switch c := glob[i]; {
+		case strings.HasPrefix(glob[i:], "**/"):
+			b.WriteString("(?:.*/)?")
+			i += 2
 		case c == '*' && i+1 < len(glob) && glob[i+1] == '*':
 			b.WriteString(".*")
 			i++
