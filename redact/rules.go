@@ -101,8 +101,9 @@ var (
 	// holding it.
 	reference = regexp.MustCompile(`^(?:\\x[0-9a-fA-F]{2})+$|\$\{|\$\(|\{\{|\}\}|^\$[A-Za-z_]\w*$|^\\\$|/\$[A-Za-z_]|<%|%>|^env:|^secret:|^vault:|^ENC\[|^!|^&|\\x1b|\\033|\\e\[|\\x00`)
 	// wordsRe is a few words, such as "bert-base-uncased", "getToken" or
-	// "oauth2-secret-token" (one word with digits, hunter2, is not).
-	wordsRe = regexp.MustCompile(`(?i)^_*[a-z]+(?:[-_.:][a-z]+)*_*$|^[a-z]+\d*(?:[-_.:][a-z]+\d*)+$`)
+	// "oauth2-secret-token" (in lower case: one word with digits, hunter2,
+	// or mixed case, Xml-Pa55-FAKE, is not).
+	wordsRe = regexp.MustCompile(`(?i:^_*[a-z]+(?:[-_.:][a-z]+)*_*$)|^[a-z]+\d*(?:[-_.:][a-z]+\d*)+$`)
 	// envName is the name of an environment variable, such as OPENAI_API_KEY.
 	envName    = regexp.MustCompile(`^_*[A-Z][A-Z0-9]*(?:_[A-Z0-9]*)+$`)
 	entropyTok = regexp.MustCompile(`[A-Za-z0-9+/_-]{20,}={0,2}`)
@@ -186,6 +187,27 @@ func urlParam(m match) bool {
 	return entropy(v) >= 3.0
 }
 
+// escapeLen is the length of the escape sequence that s starts with, its
+// backslash excluded (x12 of \x12, u00e9 of \u00e9, n of \n).
+func escapeLen(s string) int {
+	hexes := func(n int) int {
+		i := 1
+		for i <= n && i < len(s) && strings.IndexByte("0123456789abcdefABCDEF", s[i]) >= 0 {
+			i++
+		}
+		return i
+	}
+	switch s[0] {
+	case 'x':
+		return hexes(2)
+	case 'u':
+		return hexes(4)
+	case 'U':
+		return hexes(8)
+	}
+	return 1
+}
+
 // ownFindings runs this package's rules over text.
 func ownFindings(text string) []Finding {
 	var out []Finding
@@ -219,6 +241,9 @@ func ownFindings(text string) []Finding {
 	}
 	out = append(out, pemBodies(text)...)
 	for _, m := range entropyTok.FindAllStringIndex(text, -1) {
+		if m[0] > 0 && text[m[0]-1] == '\\' { // an escape sequence: \x12MapEntry, \u00e9t
+			m[0] = min(m[1], m[0]+escapeLen(text[m[0]:m[1]]))
+		}
 		s := strings.TrimRight(text[m[0]:m[1]], "=")
 		if identifierUse.MatchString(text[m[1]:min(len(text), m[1]+40)]) || fileMagic.MatchString(s) {
 			continue // a function's or a variable's name; an embedded file

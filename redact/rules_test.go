@@ -113,6 +113,7 @@ func TestValuesAndComments(t *testing.T) {
 		{"words with a digit", `AccessToken: "oauth2-secret-token",`, nil},
 		{"generic rule on an identifier", "\tpk1.Keytype = KeyAlgoED25519\n\tcase KeyAlgoED25519:\n", nil},
 		{"generic rule on a number", `{token.FLOAT, "-01234567890.98e-10"},`, nil},
+		{"identifier after an escape", `"\x12MapInt32Int64Entry\x12\x10\n" +`, nil},
 		{"escaped bytes", `defaultPassword = "\x01\x02\x03\x04"`, nil},
 		{"constant", "\topts.LeafNode.Password = _EMPTY_\n", nil},
 		{"gitleaks generic on code", "\ta.Operator.SigningKeys = oa.v1NatsOperator.SigningKeys\n", nil},
