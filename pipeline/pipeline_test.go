@@ -57,3 +57,15 @@ func TestCheckManifestCorrupt(t *testing.T) {
 		t.Fatalf("corrupt manifest: %v", err)
 	}
 }
+
+// TestNonFiniteParamsRefused: YAML's .nan and .inf are numbers no
+// param's range holds; the file is refused naming the node and the param.
+func TestNonFiniteParamsRefused(t *testing.T) {
+	for _, v := range []string{".nan", ".inf", "-.inf"} {
+		src := "apiVersion: dialogfarm/v1\nkind: Pipeline\nnodes:\n  - id: export\n    op: export\n    params: {min_score: " + v + "}\n"
+		_, err := ParseSpec("p.yaml", []byte(src))
+		if err == nil || !strings.Contains(err.Error(), "p.yaml: node export: params: param min_score is") || !strings.Contains(err.Error(), "want a finite number") {
+			t.Errorf("min_score: %s: %v", v, err)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strings"
 
@@ -170,6 +171,11 @@ func (s *Spec) normalize() error {
 }
 
 func normalizeParams(p map[string]any) (map[string]any, error) {
+	for _, name := range sortedKeys(p) {
+		if f, ok := p[name].(float64); ok && (math.IsNaN(f) || math.IsInf(f, 0)) {
+			return nil, fmt.Errorf("param %s is %v: want a finite number", name, f)
+		}
+	}
 	data, err := json.Marshal(p)
 	if err != nil {
 		return nil, err

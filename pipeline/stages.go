@@ -18,6 +18,13 @@ import (
 	"dialogfarm/sft"
 )
 
+// MaxDialogues is the most dialogues one run plans (the plan node's n,
+// run and plan --n). Each dialogue is driven in a real editor, seconds to
+// minutes apiece (a million is weeks of a farm's time), and the configs,
+// drive and export stages hold a run's configs in memory; a larger dataset
+// is made of several runs with different seeds, merged.
+const MaxDialogues = 1_000_000
+
 // stageOperators are today's stages as operators. Each runs the same code
 // as Run, so the default pipeline writes the same files.
 func stageOperators() []*Operator {
@@ -46,7 +53,7 @@ func stageOperators() []*Operator {
 			Inputs:  []Port{{Name: "profile", Type: TypeProfile}},
 			Outputs: []Port{{Name: "plan", Type: TypePlan}},
 			Params: object([]string{"n"}, map[string]*jsonschema.Schema{
-				"n":    integer("number of dialogues", 1, 1_000_000, nil),
+				"n":    integer("number of dialogues", 1, MaxDialogues, nil),
 				"seed": integer("random seed (default: the profile's)", 0, 1<<53, nil),
 			}),
 			run: runPlan,
