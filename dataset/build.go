@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	"dialogfarm/internal/bounds"
 	"dialogfarm/internal/jsonl"
 	"dialogfarm/internal/runfiles"
 	"dialogfarm/sft"
@@ -55,14 +56,11 @@ func (o Options) Validate() error {
 	if err := o.Export.Validate(); err != nil {
 		return err
 	}
-	if !(o.Split > 0 && o.Split <= 1) {
-		return fmt.Errorf("dataset split %v: want a share of train in (0, 1], e.g. 0.95", o.Split)
-	}
-	if o.MaxTokens < 0 {
-		return fmt.Errorf("dataset max tokens %d: want 0 (no limit) or more", o.MaxTokens)
-	}
-	if o.Dedup.Near < 0 || o.Dedup.Near > 1 {
-		return fmt.Errorf("dataset near-duplicate threshold %v: want a Jaccard similarity in [0, 1] (0 turns it off)", o.Dedup.Near)
+	// split: a share of train, at least 1%; max tokens: 0 (no limit) to
+	// 2^31; near-duplicate threshold: a Jaccard similarity (0 turns it off).
+	if err := bounds.Check(bounds.Float("split", o.Split, 0.01, 1), bounds.Int("max tokens", o.MaxTokens, 0, sft.MaxMaxTokens),
+		bounds.Float("near-duplicate threshold", o.Dedup.Near, 0, 1)); err != nil {
+		return fmt.Errorf("dataset: %w", err)
 	}
 	if o.Name == "" {
 		return errors.New("dataset name is empty")

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"dialogfarm/dialog"
+	"dialogfarm/internal/bounds"
 	"dialogfarm/internal/jsonl"
 	"dialogfarm/internal/runfiles"
 )
@@ -43,7 +44,20 @@ type Options struct {
 	// not written (Summary.Skipped["secret"], Summary.SecretRules). Nil
 	// uses redact's default detector.
 	Secrets SecretFinder `json:"-"`
+	// MaxTokens, when > 0, skips records of more tokens, as Tokens counts
+	// them (Summary.Skipped["too_long"]).
+	MaxTokens int
+	Tokens    TokenCounter `json:"-"`
 }
+
+// TokenCounter counts the tokens of a record's messages; the dataset
+// package's Tokenizer is one.
+type TokenCounter interface {
+	CountMessages(msgs []dialog.Message) int
+}
+
+// MaxMaxTokens is the largest MaxTokens: 2^31, beyond any model's context.
+const MaxMaxTokens = 1 << 31
 
 // DefaultOptions: OpenAI format, only 5-point turns, metadata in a sidecar
 // so the records stay loadable by OpenAI fine-tuning as they are.
@@ -51,8 +65,16 @@ func DefaultOptions() Options {
 	return Options{Format: FormatOpenAI, MinScore: 5, Meta: MetaSidecar}
 }
 
-// Validate checks the format and metadata placement.
+// Validate checks the format, the metadata placement and the numbers:
+// MinScore 0 to 5 (judge scores are 1 to 5; 0 also keeps shown answers
+// with no verdict, which score 0), MaxTokens 0 to MaxMaxTokens.
 func (o Options) Validate() error {
+	if err := bounds.Check(bounds.Float("min score", o.MinScore, 0, 5), bounds.Int("max tokens", o.MaxTokens, 0, MaxMaxTokens)); err != nil {
+		return fmt.Errorf("export: %w", err)
+	}
+	if o.MaxTokens > 0 && o.Tokens == nil {
+		return errors.New("export: a max tokens without a token counter")
+	}
 	if o.Format != FormatOpenAI && o.Format != FormatShareGPT {
 		return fmt.Errorf("export format %q: want %s or %s", o.Format, FormatOpenAI, FormatShareGPT)
 	}
@@ -131,6 +153,10 @@ func Select(in io.Reader, name string, opt Options) ([]Sample, Summary, error) {
 		s, skip := selectTurns(byID[id], opt)
 		if skip != "" {
 			sum.Skipped[skip]++
+			continue
+		}
+		if opt.MaxTokens > 0 && opt.Tokens.CountMessages(s.Messages) > opt.MaxTokens {
+			sum.Skipped[SkipTooLong]++
 			continue
 		}
 		if rules := netRules(net, s); len(rules) > 0 {

@@ -17,6 +17,7 @@ const (
 	SkipBadRequest = "bad_request"     // its first turn's captured request is unreadable
 	SkipHistory    = "foreign_history" // its first request already carries a conversation
 	SkipTorn       = "torn_last_line"  // the partial last line of a run killed mid-write
+	SkipTooLong    = "too_long"        // more tokens than Options.MaxTokens
 )
 
 // TurnMeta describes one kept turn's chosen answer.

@@ -34,7 +34,8 @@ gates first, each drop counted by reason: roles (an optional system message,
 then user and assistant alternating, assistant last), empty turns,
 --max-tokens, exact and near duplicates (--dedup-exact, --dedup-near). Every
 line of a file has the same keys and JSON types in every --meta mode.
---out FILE.jsonl writes the single file as before, without the gates.`,
+--out FILE.jsonl writes the single file as before, without the gates but
+--max-tokens (records of more tokens are skipped as too_long).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return a.export(cmd.Context()) },
 	}
@@ -62,6 +63,13 @@ func (a *app) export(ctx context.Context) error {
 	}
 	if isDatasetFolder(out) {
 		return a.exportFolder(ctx, in, out, opt)
+	}
+	if n := a.v.GetInt("max-tokens"); n > 0 {
+		tok, err := dataset.NewTokenizer(a.v.GetString("tokenizer"))
+		if err != nil {
+			return err
+		}
+		opt.MaxTokens, opt.Tokens = n, tok
 	}
 	sum, err := sft.ExportFiles(ctx, in, out, opt)
 	if err != nil {
