@@ -13,6 +13,7 @@ import (
 
 	"dialogfarm/dialog"
 	"dialogfarm/dialog/vocab"
+	"dialogfarm/internal/bounds"
 )
 
 // Config configures a Judge. The judge model's endpoint is not part of it:
@@ -48,9 +49,38 @@ type Judge struct {
 	reader  MessageReader // optional; see WithReader
 }
 
+// Validate checks every number of the config against its range (NaN and
+// infinities are out of every range):
+//
+//	max_retries 0 to 10; concurrency 1 to 64; params.min_chars 0 to
+//	100000; params.max_chars.<intent> 1 to 10000000; params.verbatim_lines
+//	1 to 10000; params.verbatim_share 0 to 1; rules.<rule>.weight 0 to 5
+//	(a deduction from a 1-5 score; a negative one would add to it).
+func (c Config) Validate() error {
+	fs := []bounds.Field{
+		bounds.Int("max_retries", c.MaxRetries, 0, 10),
+		bounds.Int("concurrency", c.Concurrency, 1, 64),
+		bounds.Int("params.min_chars", c.Params.MinChars, 0, 100_000),
+		bounds.Int("params.verbatim_lines", c.Params.VerbatimLines, 1, 10_000),
+		bounds.Float("params.verbatim_share", c.Params.VerbatimShare, 0, 1),
+	}
+	for _, intent := range slices.Sorted(maps.Keys(c.Params.MaxChars)) {
+		fs = append(fs, bounds.Int("params.max_chars."+intent, c.Params.MaxChars[intent], 1, 10_000_000))
+	}
+	for _, name := range slices.Sorted(maps.Keys(c.Rules)) {
+		if w := c.Rules[name].Weight; w != nil {
+			fs = append(fs, bounds.Float("rules."+name+".weight", *w, 0, 5))
+		}
+	}
+	return bounds.Check(fs...)
+}
+
 // New builds a Judge. With a nil llm it runs in rules-only mode and every
 // verdict says so.
 func New(cfg Config, llm Completer, log *zap.Logger) (*Judge, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("judge config: %w", err)
+	}
 	rules, err := BuildRules(cfg.Params, cfg.Rules)
 	if err != nil {
 		return nil, err
@@ -61,9 +91,6 @@ func New(cfg Config, llm Completer, log *zap.Logger) (*Judge, error) {
 		return nil, err
 	}
 	maps.Copy(rubrics, overrides)
-	if cfg.Concurrency < 1 {
-		cfg.Concurrency = 1
-	}
 	return &Judge{cfg: cfg, llm: llm, rules: rules, rubrics: rubrics, log: log}, nil
 }
 

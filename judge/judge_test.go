@@ -1,6 +1,7 @@
 package judge
 
 import (
+	"math"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -240,5 +241,32 @@ func TestUnknownRubricIntent(t *testing.T) {
 	ds := Deductions(j.rules, Subject{Intent: vocab.IntentQuestion}, "an answer of more than ten characters")
 	if len(ds) != 1 || ds[0].Rule != RuleTooLong {
 		t.Errorf("max_chars under the older spelling general: deductions %v", ds)
+	}
+}
+
+func TestConfigRanges(t *testing.T) {
+	if err := DefaultConfig().Validate(); err != nil {
+		t.Fatalf("defaults: %v", err)
+	}
+	cfg := DefaultConfig()
+	neg, nan := -100.0, math.NaN()
+	cfg.MaxRetries, cfg.Concurrency = -3, 0
+	cfg.Params.MinChars, cfg.Params.VerbatimShare, cfg.Params.VerbatimLines = -5, 7, 0
+	cfg.Params.MaxChars = map[string]int{vocab.IntentExplain: 0}
+	cfg.Rules = map[string]RuleConfig{RuleTooLong: {Weight: &neg}, RuleRefusal: {Weight: &nan}}
+	_, err := New(cfg, nil, zaptest.NewLogger(t))
+	for _, want := range []string{
+		"max_retries is -3, want 0 to 10",
+		"concurrency is 0, want 1 to 64",
+		"params.min_chars is -5, want 0 to 100000",
+		"params.verbatim_lines is 0, want 1 to 10000",
+		"params.verbatim_share is 7, want 0 to 1",
+		"params.max_chars.explain is 0, want 1 to 10000000",
+		"rules.too_long.weight is -100, want 0 to 5",
+		"rules.refusal_boilerplate.weight is NaN, want 0 to 5",
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("New: %v\nlacks %q", err, want)
+		}
 	}
 }

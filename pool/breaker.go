@@ -9,6 +9,7 @@ import (
 	"go.uber.org/zap"
 
 	"dialogfarm/dialog"
+	"dialogfarm/internal/bounds"
 )
 
 // ErrCircuitOpen is a member's failure while its circuit breaker is open:
@@ -37,14 +38,11 @@ func DefaultBreakerConfig() BreakerConfig {
 
 // Validate checks the breaker config.
 func (b BreakerConfig) Validate() error {
-	var errs []error
-	if b.Failures < 0 {
-		errs = append(errs, fmt.Errorf("breaker.failures is %d, need 0 (off) or more", b.Failures))
+	cooldown := bounds.Duration("breaker.cooldown", b.Cooldown, 0, Day)
+	if b.Failures > 0 {
+		cooldown.Range.Min = float64(time.Millisecond)
 	}
-	if b.Failures > 0 && b.Cooldown <= 0 {
-		errs = append(errs, fmt.Errorf("breaker.cooldown is %v, need more than 0", b.Cooldown))
-	}
-	return errors.Join(errs...)
+	return bounds.Check(bounds.Int("breaker.failures", b.Failures, 0, 1000), cooldown)
 }
 
 // cancelled marks a request its caller gave up on: it says nothing about

@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"dialogfarm/internal/bounds"
 )
 
 // Secret is an API key. It prints, formats and encodes as "[redacted]", so
@@ -41,6 +43,13 @@ type MemberConfig struct {
 	APIKeyEnv string `yaml:"api_key_env" json:"api_key_env,omitempty"`
 	// APIKey is filled by ResolveKeys from APIKeyEnv; never written.
 	APIKey Secret `yaml:"-" json:"-"`
+	// AllowKeyEnv sends the variable APIKeyEnv names even though it does
+	// not look like a credential of the member's host, and AllowInsecure
+	// sends the key over plain http to a host other than loopback (see
+	// keys.go). The CLI takes both from a config file only, never from an
+	// environment variable or --set (setting:"file").
+	AllowKeyEnv   bool `yaml:"allow_key_env" json:"allow_key_env,omitempty" setting:"file"`
+	AllowInsecure bool `yaml:"allow_insecure" json:"allow_insecure,omitempty" setting:"file"`
 	// Temperature replaces the captured request's temperature; nil keeps
 	// the request's.
 	Temperature *float32 `yaml:"temperature" json:"temperature,omitempty"`
@@ -143,29 +152,58 @@ func (c Config) Validate() error {
 		}
 		seen[m.Name] = true
 	}
-	if c.Retry.MaxAttempts < 1 {
-		errs = append(errs, fmt.Errorf("retry.max_attempts is %d, need at least 1", c.Retry.MaxAttempts))
-	}
-	if c.Retry.BaseDelay < 0 || c.Retry.MaxDelay < c.Retry.BaseDelay {
-		errs = append(errs, fmt.Errorf("retry delays: base %v, max %v: need 0 <= base <= max", c.Retry.BaseDelay, c.Retry.MaxDelay))
-	}
-	if c.Quorum < 0 || c.Quorum > len(c.Members) {
+	if c.Quorum > len(c.Members) {
 		errs = append(errs, fmt.Errorf("quorum is %d, need 0 (all) to %d (the members)", c.Quorum, len(c.Members)))
 	}
-	if c.Deadline < 0 {
-		errs = append(errs, fmt.Errorf("deadline is %v, need 0 (none) or more", c.Deadline))
-	}
-	if c.Concurrency < 0 {
-		errs = append(errs, fmt.Errorf("concurrency is %d, need 0 (all at once) or more", c.Concurrency))
-	}
-	errs = append(errs, c.Breaker.Validate())
+	errs = append(errs, bounds.Check(c.rangeFields()...), c.Breaker.Validate())
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	return nil
 }
 
-// Validate checks one member's config.
+// Day is the longest duration any setting of the pool takes.
+const Day = 24 * time.Hour
+
+// ValidateRanges checks every number of the config, its members' included,
+// against its range (NaN and infinities are out of every range), without
+// asking for the fields a complete config needs. The ranges are:
+//
+//	retry.max_attempts 1 to 100; retry.base_delay 0 to retry.max_delay;
+//	retry.max_delay and retry.max_retry_after 0 to 24h; concurrency 0 to
+//	1024 (0: all at once); failing_after 0 to 1000 (0: never reported);
+//	deadline 0 to 24h; breaker.failures 0 to 1000 (0: off);
+//	breaker.cooldown up to 24h (more than 0 with the breaker on); quorum 0
+//	to 1024 (and at most the members, checked by Validate).
+//
+// A member's ranges are those of MemberConfig.ValidateRanges.
+func (c Config) ValidateRanges() error {
+	errs := []error{bounds.Check(c.rangeFields()...), c.Breaker.Validate()}
+	for i, m := range c.Members {
+		fs := m.rangeFields()
+		for j := range fs {
+			fs[j].Name = fmt.Sprintf("members.%d.%s", i, fs[j].Name)
+		}
+		errs = append(errs, bounds.Check(fs...))
+	}
+	return errors.Join(errs...)
+}
+
+func (c Config) rangeFields() []bounds.Field {
+	return []bounds.Field{
+		bounds.Int("retry.max_attempts", c.Retry.MaxAttempts, 1, 100),
+		bounds.Duration("retry.max_delay", c.Retry.MaxDelay, 0, Day),
+		bounds.Duration("retry.base_delay", c.Retry.BaseDelay, 0, max(c.Retry.MaxDelay, 0)),
+		bounds.Duration("retry.max_retry_after", c.Retry.MaxRetryAfter, 0, Day),
+		bounds.Int("concurrency", c.Concurrency, 0, 1024),
+		bounds.Int("failing_after", c.FailingAfter, 0, 1000),
+		bounds.Int("quorum", c.Quorum, 0, 1024),
+		bounds.Duration("deadline", c.Deadline, 0, Day),
+	}
+}
+
+// Validate checks one member's config: its name, model and URL, its
+// numbers' ranges, and the rules its key must pass (keys.go).
 func (m MemberConfig) Validate() error {
 	var errs []error
 	if m.Name == "" {
@@ -176,20 +214,35 @@ func (m MemberConfig) Validate() error {
 	}
 	if u, err := url.Parse(m.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		errs = append(errs, fmt.Errorf("base_url %q is not an http(s) URL", redactURL(m.BaseURL)))
+	} else {
+		errs = append(errs, m.keyPolicy())
 	}
-	if m.MaxConcurrency < 1 {
-		errs = append(errs, fmt.Errorf("max_concurrency is %d, need at least 1", m.MaxConcurrency))
-	}
-	if m.Timeout <= 0 {
-		errs = append(errs, fmt.Errorf("timeout is %v, need more than 0", m.Timeout))
-	}
-	if m.RPM < 0 || m.InputPrice < 0 || m.OutputPrice < 0 {
-		errs = append(errs, errors.New("rpm and prices cannot be negative"))
-	}
-	if m.Name != "" && len(errs) > 0 {
-		return fmt.Errorf("%s: %w", m.Name, errors.Join(errs...))
+	errs = append(errs, m.ValidateRanges())
+	if err := errors.Join(errs...); m.Name != "" && err != nil {
+		return fmt.Errorf("%s: %w", m.Name, err)
 	}
 	return errors.Join(errs...)
+}
+
+// ValidateRanges checks the member's numbers: max_concurrency 1 to 1024,
+// timeout 1ms to 24h, rpm 0 to 1000000 (0: no limit), max_tokens 0 to
+// 10000000 (0: the server's), temperature 0 to 2, input_price and
+// output_price 0 to 10000 (USD per million tokens).
+func (m MemberConfig) ValidateRanges() error { return bounds.Check(m.rangeFields()...) }
+
+func (m MemberConfig) rangeFields() []bounds.Field {
+	fs := []bounds.Field{
+		bounds.Int("max_concurrency", m.MaxConcurrency, 1, 1024),
+		bounds.Duration("timeout", m.Timeout, time.Millisecond, Day),
+		bounds.Int("rpm", m.RPM, 0, 1_000_000),
+		bounds.Int("max_tokens", m.MaxTokens, 0, 10_000_000),
+		bounds.Float("input_price", m.InputPrice, 0, 10_000),
+		bounds.Float("output_price", m.OutputPrice, 0, 10_000),
+	}
+	if m.Temperature != nil {
+		fs = append(fs, bounds.Float("temperature", *m.Temperature, 0, 2))
+	}
+	return fs
 }
 
 // ResolveKeys fills each member's APIKey from the variable its APIKeyEnv
@@ -205,10 +258,15 @@ func (c *Config) ResolveKeys(lookup func(string) (string, bool)) error {
 	return errors.Join(errs...)
 }
 
-// ResolveKey fills APIKey from the variable APIKeyEnv names.
+// ResolveKey fills APIKey from the variable APIKeyEnv names, once the
+// name and the transport pass the key rules (keys.go): a refused variable
+// is not even read.
 func (m *MemberConfig) ResolveKey(lookup func(string) (string, bool)) error {
 	if m.APIKeyEnv == "" {
 		return nil
+	}
+	if err := m.keyPolicy(); err != nil {
+		return fmt.Errorf("member %s: %w", m.Name, err)
 	}
 	v, ok := lookup(m.APIKeyEnv)
 	if !ok || strings.TrimSpace(v) == "" {

@@ -33,6 +33,17 @@
 //     are never part of a cache key or a written config either:
 //     MemberConfig.APIKey is a Secret, filled from the variable APIKeyEnv
 //     names by ResolveKeys.
+//   - A key goes only where it belongs (keys.go): APIKeyEnv must name a
+//     credential-looking variable (…KEY, …TOKEN, …SECRET) that is not a
+//     well-known credential of another service than the host's
+//     (WellKnownKeys: AWS_SECRET_ACCESS_KEY, GITHUB_TOKEN, another
+//     provider's key), and a key never goes over plain http to a host
+//     other than loopback, unless the member's AllowKeyEnv or
+//     AllowInsecure says so. A refused variable is not even read
+//     (ErrKeyPolicy). NewMember logs which variable goes to which host,
+//     by name (KeyRoute), so each command that calls models says so first.
+//   - Every number of a Config and MemberConfig has a range, checked by
+//     Validate and ValidateRanges, NaN and infinities refused.
 //
 // A Cache in the run folder, keyed by the SHA-256 of the member's identity
 // and the exact request it sends, answers repeated calls so a re-run or a

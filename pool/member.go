@@ -87,6 +87,9 @@ func NewMember(cfg MemberConfig, policy Policy, cache *Cache, log *zap.Logger) (
 		stats:  Stats{Member: cfg.Name, Model: cfg.Model, Circuit: gobreaker.StateClosed.String()},
 	}
 	m.breaker = m.newBreaker(policy.Breaker)
+	// Which variable goes to which host, by name only: the first line a
+	// command that calls models prints for each of them.
+	m.log.Info("key: " + cfg.KeyRoute())
 	return m, nil
 }
 

@@ -56,7 +56,7 @@ func readConfigFile(cmd *cobra.Command, v *viper.Viper) (string, error) {
 	if err := v.ReadInConfig(); err != nil {
 		return "", fmt.Errorf("read config file %s: %w", path, err)
 	}
-	known := map[string]bool{"pool": true, "judge": true}
+	known := map[string]bool{"pool": true, "judge": true, allowKeyEnvKey: true, allowInsecureKey: true}
 	var walk func(*cobra.Command)
 	walk = func(c *cobra.Command) {
 		c.Flags().VisitAll(func(f *pflag.Flag) { known[flagKey(f.Name)] = true })
@@ -173,6 +173,9 @@ func setFlag(f *pflag.Flag, vals []string, list bool) error {
 		return sv.Replace(vals)
 	}
 	if err := f.Value.Set(vals[0]); err != nil {
+		if re := (*rangeError)(nil); errors.As(err, &re) {
+			return err
+		}
 		return fmt.Errorf("not a valid %s for --%s: %w", f.Value.Type(), f.Name, unwrapParse(err))
 	}
 	return nil

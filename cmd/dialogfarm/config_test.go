@@ -58,7 +58,7 @@ func TestStrictConfig(t *testing.T) {
 		{"env bad pool value", planArgs, map[string]string{"DIALOGFARM_POOL_RETRY_MAX_ATTEMPTS": "many"},
 			[]string{"environment variable DIALOGFARM_POOL_RETRY_MAX_ATTEMPTS", `"many"`}},
 		{"env unknown pool key", planArgs, map[string]string{"DIALOGFARM_POOL_RETRY_MAX_ATTEMPS": "3"},
-			[]string{"DIALOGFARM_POOL_RETRY_MAX_ATTEMPS", "names no pool or judge setting"}},
+			[]string{"DIALOGFARM_POOL_RETRY_MAX_ATTEMPS", "names no setting; did you mean DIALOGFARM_POOL_RETRY_MAX_ATTEMPTS?"}},
 		{"file bad float", append(planArgs, "--config", file("score.yaml", "min-score: high\n")), nil,
 			[]string{"config file " + filepath.Join(dir, "score.yaml"), "min-score", `"high"`}},
 		{"file bad int", append(planArgs[:1:1], "--config", file("n.yaml", "n: 2.5\nprofile: default\nout: x\n")), nil,

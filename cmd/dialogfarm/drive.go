@@ -58,7 +58,7 @@ func addQueryModelFlags(cmd *cobra.Command) {
 // for none.
 func (a *app) queryModel() (configgen.Model, error) {
 	return stageModel("queries", a.v.GetString("query-model-base-url"), a.v.GetString("query-model"),
-		a.v.GetString("query-api-key-env"), 0, a.log)
+		a.v.GetString("query-api-key-env"), 0, a.keyAllow, a.log)
 }
 
 // addDriveFlags adds the flags of the drive stage.
@@ -168,10 +168,7 @@ func (a *app) driveConfig(out string) (pipeline.DriveConfig, error) {
 	}
 	fc.Local = rc.Sessions > 0 || fc.NATS.URL == ""
 	fc.Auto = auto
-	n := a.v.GetInt("context-lines")
-	if n < 0 {
-		return pipeline.DriveConfig{}, fmt.Errorf("--context-lines must be 0 or more, got %d", n)
-	}
+	n := a.v.GetInt("context-lines") // in range (ranges.go)
 	if rc.Editor.Settings == nil {
 		rc.Editor.Settings = map[string]any{}
 	}
@@ -201,9 +198,9 @@ func parseSessions(v string) (n int, auto bool, err error) {
 	if v == "auto" {
 		return farm.AutoSessions(runtime.NumCPU()), true, nil
 	}
-	n, err = strconv.Atoi(v)
-	if err != nil || n < 0 {
-		return 0, false, fmt.Errorf("--sessions %q: want a number of simulators (0 or more) or auto", v)
+	n, err = strconv.Atoi(v) // in range: the flag's value checked it (ranges.go)
+	if err != nil {
+		return 0, false, fmt.Errorf("--sessions %q: want a number of simulators or auto", v)
 	}
 	return n, false, nil
 }

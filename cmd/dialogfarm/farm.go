@@ -50,10 +50,7 @@ func natsAliases(_ *pflag.FlagSet, name string) pflag.NormalizedName {
 // farmConfig reads the flags addFarmFlags added.
 func (a *app) farmConfig() (pipeline.FarmConfig, error) {
 	fc := pipeline.DefaultFarmConfig()
-	fc.Attempts = a.v.GetInt("attempts")
-	if fc.Attempts < 1 {
-		return fc, fmt.Errorf("--attempts %d: want at least 1", fc.Attempts)
-	}
+	fc.Attempts = a.v.GetInt("attempts") // in range (ranges.go)
 	// Two deliveries beyond the attempts: a worker that dies mid-dialogue
 	// costs a delivery without an attempt being recorded.
 	fc.Queue.MaxDeliver = fc.Attempts + 2

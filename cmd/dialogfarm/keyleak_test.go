@@ -54,6 +54,11 @@ func TestKeyNeverLeaksFromTheBinary(t *testing.T) {
 			}
 		}
 		all.Write(stderr.Bytes())
+		// Each command that calls a model says first which variable goes
+		// to which host, by name.
+		if route := "key: $ECHO_TEST_KEY → 127.0.0.1 (http)"; r.name != "plan" && !strings.Contains(stderr.String(), route) {
+			t.Errorf("%s: stderr does not say %q:\n%s", r.name, route, stderr.String())
+		}
 		if r.name == "judge" && !strings.Contains(stdout.String(), "verdicts fell back to the rules because the judge model failed") {
 			t.Errorf("judge does not report its rules-only fallbacks:\n%s", stdout.String())
 		}

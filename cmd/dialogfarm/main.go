@@ -59,6 +59,8 @@ type app struct {
 	logFormat      string
 	// configPath is the config file read (--config or DIALOGFARM_CONFIG).
 	configPath string
+	// keyAllow is the config file's allow lists of the key rules.
+	keyAllow keyAllow
 }
 
 // run builds the command tree and executes it with args.
@@ -66,7 +68,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	a := &app{stdout: stdout, stderr: stderr, v: viper.New()}
 	root := newRoot(a)
 	root.SetArgs(args)
-	return root.ExecuteContext(ctx)
+	err := root.ExecuteContext(ctx)
+	if errors.Is(err, pool.ErrKeyPolicy) {
+		err = fmt.Errorf("%w\n(to send it anyway, write in the config file allow_key_env: true or allow_insecure: true on its pool member or judge endpoint, or the top-level lists %s: [VARIABLE] or %s: [HOST:PORT] for any model)",
+			err, allowKeyEnvKey, allowInsecureKey)
+	}
+	return err
 }
 
 // newRoot builds the command tree on a.
@@ -95,6 +102,7 @@ func newRoot(a *app) *cobra.Command {
 	for _, add := range commands {
 		root.AddCommand(add(a))
 	}
+	checkRanges(root)
 	return root
 }
 
@@ -129,6 +137,11 @@ func (a *app) init(cmd *cobra.Command) error {
 		return err
 	}
 	a.configPath = path
+	if path != "" {
+		if a.keyAllow, err = readKeyAllow(a.v, path); err != nil {
+			return err
+		}
+	}
 	if err := applySettings(cmd, a.v, path); err != nil {
 		return err
 	}
@@ -158,8 +171,18 @@ func (a *app) init(cmd *cobra.Command) error {
 	if err != nil {
 		return err
 	}
+	all := []poolSettings{settings}
+	if path := a.v.GetString("pool-file"); path != "" {
+		if s, err := a.loadPoolSettings(path); err == nil {
+			all = append(all, s)
+		}
+	}
+	keyEnvs := a.keyEnvNames(cmd, all)
+	if err := unknownEnv(os.Environ(), settingEnvs(cmd.Root(), all...), keyEnvs); err != nil {
+		return err
+	}
 	// Every API key the command may send is cut from every log line too.
-	keys := a.apiKeys(cmd, settings)
+	keys := apiKeys(keyEnvs)
 	a.log = log.WithOptions(zap.WrapCore(func(c zapcore.Core) zapcore.Core { return pool.RedactLogs(c, keys...) }))
 	return nil
 }

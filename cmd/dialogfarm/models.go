@@ -9,13 +9,16 @@ package main
 
 import (
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"github.com/spf13/viper"
 	"go.uber.org/zap"
 
 	"dialogfarm/configgen"
@@ -30,7 +33,7 @@ const defaultModelURL = "https://api.openai.com/v1"
 // breaker. It is nil (no model: templates or keywords) when model is "".
 // The key is read now from the variable keyEnv names; an unset or empty
 // variable is an error naming it.
-func stageModel(name, baseURL, model, keyEnv string, timeout time.Duration, log *zap.Logger) (configgen.Model, error) {
+func stageModel(name, baseURL, model, keyEnv string, timeout time.Duration, allow keyAllow, log *zap.Logger) (configgen.Model, error) {
 	if model == "" {
 		return nil, nil
 	}
@@ -44,6 +47,7 @@ func stageModel(name, baseURL, model, keyEnv string, timeout time.Duration, log 
 	if timeout > 0 {
 		cfg.Timeout = timeout
 	}
+	allow.apply(&cfg)
 	if err := cfg.ResolveKey(os.LookupEnv); err != nil {
 		return nil, err
 	}
@@ -74,23 +78,16 @@ func onePool(baseURL, model, keyEnv, runDir string, sessions int) pool.Config {
 	return cfg
 }
 
-// apiKeys are the values of the variables that the command's --*api-key-env
-// flags and the pool's, the judge's (and --pool's) api_key_env fields name:
-// the logger cuts them from every line, behind the gateway's own redaction.
-func (a *app) apiKeys(cmd *cobra.Command, settings poolSettings) []pool.Secret {
+// keyEnvNames are the variables that the command's --*api-key-env flags
+// and the api_key_env fields of settings name.
+func (a *app) keyEnvNames(cmd *cobra.Command, settings []poolSettings) []string {
 	var names []string
 	cmd.Flags().VisitAll(func(f *pflag.Flag) {
 		if strings.HasSuffix(f.Name, "api-key-env") {
 			names = append(names, a.v.GetString(flagKey(f.Name)))
 		}
 	})
-	all := []poolSettings{settings}
-	if path := a.v.GetString("pool-file"); path != "" {
-		if s, err := a.loadPoolSettings(path); err == nil {
-			all = append(all, s)
-		}
-	}
-	for _, s := range all {
+	for _, s := range settings {
 		for _, m := range s.Pool.Members {
 			names = append(names, m.APIKeyEnv)
 		}
@@ -98,11 +95,71 @@ func (a *app) apiKeys(cmd *cobra.Command, settings poolSettings) []pool.Secret {
 			names = append(names, s.JudgeModel.APIKeyEnv)
 		}
 	}
+	return slices.DeleteFunc(names, func(n string) bool { return n == "" })
+}
+
+// apiKeys are the values of the variables names: the logger cuts them from
+// every line, behind the gateway's own redaction.
+func apiKeys(names []string) []pool.Secret {
 	var keys []pool.Secret
 	for _, n := range names {
-		if v, ok := os.LookupEnv(n); ok && n != "" {
+		if v, ok := os.LookupEnv(n); ok {
 			keys = append(keys, pool.Secret(strings.TrimSpace(v)))
 		}
 	}
 	return keys
 }
+
+// keyAllow is what the config file's top-level allow-key-env and
+// allow-insecure-hosts lists allow beyond the key rules (pool/keys.go), for
+// every model a command calls: the variables that may be sent although
+// they do not look like a credential of their host, and the hosts
+// ("host" or "host:port") a key may reach over plain http. Only the config
+// file sets them: they are no flags, so no variable does.
+type keyAllow struct {
+	KeyEnvs       []string
+	InsecureHosts []string
+}
+
+// apply sets the member's exemptions that the lists give it.
+func (k keyAllow) apply(m *pool.MemberConfig) {
+	if m.APIKeyEnv != "" && slices.Contains(k.KeyEnvs, m.APIKeyEnv) {
+		m.AllowKeyEnv = true
+	}
+	if u, err := url.Parse(m.BaseURL); err == nil && (slices.Contains(k.InsecureHosts, u.Host) || slices.Contains(k.InsecureHosts, u.Hostname())) {
+		m.AllowInsecure = true
+	}
+}
+
+// applyAll applies the lists to every member and the judge model of s.
+func (k keyAllow) applyAll(s *poolSettings) {
+	for i := range s.Pool.Members {
+		k.apply(&s.Pool.Members[i])
+	}
+	if s.JudgeModel != nil {
+		k.apply(s.JudgeModel)
+	}
+}
+
+// readKeyAllow reads the allow lists from the config file in v (read, with
+// no environment bound yet).
+func readKeyAllow(v *viper.Viper, path string) (keyAllow, error) {
+	var k keyAllow
+	for key, dst := range map[string]*[]string{allowKeyEnvKey: &k.KeyEnvs, allowInsecureKey: &k.InsecureHosts} {
+		if !v.InConfig(key) {
+			continue
+		}
+		vals, _, err := configValues(v.Get(key))
+		if err != nil {
+			return k, fmt.Errorf("config file %s: key %s: %w", path, key, err)
+		}
+		*dst = slices.DeleteFunc(vals, func(s string) bool { return s == "" })
+	}
+	return k, nil
+}
+
+// The config file's top-level allow lists.
+const (
+	allowKeyEnvKey   = "allow-key-env"
+	allowInsecureKey = "allow-insecure-hosts"
+)

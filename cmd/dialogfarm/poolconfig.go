@@ -91,11 +91,7 @@ func (a *app) loadPoolSettings(path string) (poolSettings, error) {
 	if _, err := decodeSettings(tree); err != nil {
 		return poolSettings{}, fmt.Errorf("config file %s: %w", name, err)
 	}
-	paths := settingPaths(tree)
-	if err := unknownPoolEnv(paths); err != nil {
-		return poolSettings{}, err
-	}
-	for _, p := range paths {
+	for _, p := range settingPaths(tree) {
 		val, ok := os.LookupEnv(envName(p))
 		if !ok || val == "" {
 			continue
@@ -112,6 +108,9 @@ func (a *app) loadPoolSettings(path string) (poolSettings, error) {
 		if !ok {
 			return poolSettings{}, fmt.Errorf("--set %q: want path=value", kv)
 		}
+		if name := fileOnlyField(k); name != "" {
+			return poolSettings{}, fmt.Errorf("--set %s: %s is set in the config file only", kv, name)
+		}
 		if err := setPath(tree, strings.TrimSpace(k), v); err != nil {
 			return poolSettings{}, fmt.Errorf("--set %s: %w", k, err)
 		}
@@ -119,25 +118,9 @@ func (a *app) loadPoolSettings(path string) (poolSettings, error) {
 			return poolSettings{}, fmt.Errorf("--set %s: %w", kv, err)
 		}
 	}
-	return decodeSettings(tree)
-}
-
-// unknownPoolEnv refuses DIALOGFARM_POOL_* and DIALOGFARM_JUDGE_* variables
-// that name no setting (DIALOGFARM_POOL_FILE is the --pool flag), so a
-// misspelt override is never silently ignored.
-func unknownPoolEnv(paths []string) error {
-	known := map[string]bool{flagEnv("pool"): true}
-	for _, p := range paths {
-		known[envName(p)] = true
-	}
-	var errs []error
-	for _, kv := range os.Environ() {
-		k, _, _ := strings.Cut(kv, "=")
-		if (strings.HasPrefix(k, "DIALOGFARM_POOL_") || strings.HasPrefix(k, "DIALOGFARM_JUDGE_")) && !known[k] {
-			errs = append(errs, fmt.Errorf("environment variable %s names no pool or judge setting (e.g. DIALOGFARM_POOL_RETRY_MAX_ATTEMPTS, DIALOGFARM_JUDGE_ENDPOINT_MODEL)", k))
-		}
-	}
-	return errors.Join(errs...)
+	s, err := decodeSettings(tree)
+	a.keyAllow.applyAll(&s)
+	return s, err
 }
 
 // resolveKeys reads the API keys from the variables api_key_env names: the
@@ -186,6 +169,19 @@ func decodeSettings(tree map[string]any) (poolSettings, error) {
 		}
 		if m.Model != "" {
 			s.JudgeModel = &m
+		}
+	}
+	// Every number is checked as each layer is applied, so an error names
+	// the file, variable or flag that put it out of range.
+	if err := s.Pool.ValidateRanges(); err != nil {
+		return s, fmt.Errorf("pool config: %w", err)
+	}
+	if err := s.Judge.Validate(); err != nil {
+		return s, fmt.Errorf("judge config: %w", err)
+	}
+	if s.JudgeModel != nil {
+		if err := s.JudgeModel.ValidateRanges(); err != nil {
+			return s, fmt.Errorf("judge config: endpoint: %w", err)
 		}
 	}
 	return s, nil
@@ -307,7 +303,9 @@ func settingPaths(tree map[string]any) []string {
 	return paths
 }
 
-// leafPaths lists the yaml paths of t's leaf fields under prefix.
+// leafPaths lists the yaml paths of t's leaf fields under prefix. Fields
+// tagged setting:"file" (a member's allow_key_env and allow_insecure) are
+// left out: only a config file sets them, never a variable or --set.
 func leafPaths(t reflect.Type, prefix string, keys func(string) []string) []string {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
@@ -325,7 +323,7 @@ func leafPaths(t reflect.Type, prefix string, keys func(string) []string) []stri
 			f := t.Field(i)
 			name, opts, _ := strings.Cut(f.Tag.Get("yaml"), ",")
 			switch {
-			case name == "-" || !f.IsExported():
+			case name == "-" || !f.IsExported() || f.Tag.Get("setting") == "file":
 			case strings.Contains(opts, "squash"):
 				out = append(out, leafPaths(f.Type, prefix, keys)...)
 			default:
@@ -398,6 +396,20 @@ func member(pool map[string]any, id string) (map[string]any, error) {
 		}
 	}
 	return nil, fmt.Errorf("no pool member %q (members are chosen by index or name)", id)
+}
+
+// fileOnlyField is the last part of path when it names a field only a
+// config file sets (tagged setting:"file"), else "".
+func fileOnlyField(path string) string {
+	last := strings.TrimSpace(path[strings.LastIndex(path, ".")+1:])
+	t := reflect.TypeFor[pool.MemberConfig]()
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if name, _, _ := strings.Cut(f.Tag.Get("yaml"), ","); name == last && f.Tag.Get("setting") == "file" {
+			return name
+		}
+	}
+	return ""
 }
 
 func envName(path string) string {

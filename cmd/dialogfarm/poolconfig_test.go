@@ -149,8 +149,8 @@ func TestPoolConfigErrors(t *testing.T) {
 
 func TestMissingKeyNamesTheVariable(t *testing.T) {
 	s, err := poolTestApp(t).loadPoolSettings(writePoolYAML(t, `
-pool: {members: [{name: a, base_url: "http://x/v1", model: m, api_key_env: DIALOGFARM_TEST_NO_SUCH_KEY}]}
-judge: {endpoint: {base_url: "http://x/v1", model: j, api_key_env: DIALOGFARM_TEST_NO_JUDGE_KEY}}`))
+pool: {members: [{name: a, base_url: "https://x/v1", model: m, api_key_env: DIALOGFARM_TEST_NO_SUCH_KEY}]}
+judge: {endpoint: {base_url: "https://x/v1", model: j, api_key_env: DIALOGFARM_TEST_NO_JUDGE_KEY}}`))
 	if err != nil {
 		t.Fatal(err)
 	}

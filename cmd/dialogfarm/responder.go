@@ -71,6 +71,7 @@ func (a *app) responder(out string, rc driver.RunConfig) (r capture.Responder, d
 		// One upstream model: a pool of one through the same gateway as
 		// the pool's members, judged by the rules.
 		cfg := onePool(a.v.GetString("model-base-url"), a.v.GetString("model"), a.v.GetString("api-key-env"), out, rc.Sessions)
+		a.keyAllow.apply(&cfg.Members[0])
 		if err := cfg.ResolveKeys(os.LookupEnv); err != nil {
 			return nil, noop, err
 		}

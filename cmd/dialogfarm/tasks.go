@@ -146,7 +146,7 @@ func (a *app) tasksBuild(c *cobra.Command) error {
 		return err
 	}
 	m, err := stageModel("requirements", a.v.GetString("requirement-model-base-url"), a.v.GetString("requirement-model"),
-		a.v.GetString("requirement-api-key-env"), 0, a.log)
+		a.v.GetString("requirement-api-key-env"), 0, a.keyAllow, a.log)
 	if err != nil {
 		return err
 	}
