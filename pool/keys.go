@@ -129,9 +129,9 @@ func CheckKeyEnv(name, baseURL string) error {
 		}
 	}
 	if len(o.Hosts) == 0 {
-		return fmt.Errorf("%w: api_key_env %s is a %s credential, not a model key, and is sent to no model host", ErrKeyPolicy, name, o.Service)
+		return fmt.Errorf("%w: api_key_env %s is a credential of %s, not a model key, and is sent to no model host", ErrKeyPolicy, name, o.Service)
 	}
-	return fmt.Errorf("%w: api_key_env %s is a %s key, sent only to %s, not to %s", ErrKeyPolicy, name, o.Service,
+	return fmt.Errorf("%w: api_key_env %s is a key of %s, sent only to %s, not to %s", ErrKeyPolicy, name, o.Service,
 		strings.Join(o.Hosts, " or "), host)
 }
 

@@ -44,9 +44,9 @@ func TestKeyRulesRefuse(t *testing.T) {
 		want []string
 	}{
 		{"a cloud credential from the file", judgeArgs("--config", endpoint("https://evil.example/v1", "AWS_SECRET_ACCESS_KEY", "")), nil,
-			[]string{"AWS_SECRET_ACCESS_KEY is a AWS credential, not a model key", "allow-key-env"}},
+			[]string{"AWS_SECRET_ACCESS_KEY is a credential of AWS, not a model key", "allow-key-env"}},
 		{"another provider's key", judgeArgs("--config", endpoint("https://evil.example/v1", "OPENAI_API_KEY", "")), nil,
-			[]string{"OPENAI_API_KEY is a OpenAI key, sent only to openai.com, not to evil.example"}},
+			[]string{"OPENAI_API_KEY is a key of OpenAI, sent only to openai.com, not to evil.example"}},
 		{"HOME from environment variables alone", judgeArgs(), with(byEnv, "DIALOGFARM_JUDGE_ENDPOINT_API_KEY_ENV", "HOME"),
 			[]string{"api_key_env HOME does not name an API credential"}},
 		{"the exemption from an environment variable", judgeArgs(),
@@ -122,5 +122,27 @@ func TestKeyRulesAllowedByTheFile(t *testing.T) {
 	}
 	if _, _, err := newJudge(s, nil, zaptest.NewLogger(t)); err != nil {
 		t.Errorf("allow-insecure-hosts lists the host: %v", err)
+	}
+}
+
+// TestPoolFileAllowLists: a --pool file's own allow-insecure-hosts counts
+// for its members; without it, the same member is refused.
+func TestPoolFileAllowLists(t *testing.T) {
+	t.Setenv("GPU_BOX_KEY", "sk-gpu")
+	member := "pool:\n  members: [{name: box, base_url: \"http://10.255.255.1:9/v1\", model: m, api_key_env: GPU_BOX_KEY}]\n"
+	for _, c := range []struct {
+		text    string
+		allowed bool
+	}{
+		{member, false},
+		{"allow-insecure-hosts: [10.255.255.1]\n" + member, true},
+	} {
+		s, err := poolTestApp(t).loadPoolSettings(writePoolYAML(t, c.text))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.resolveKeys(true); (err == nil) != c.allowed {
+			t.Errorf("%q: resolve keys: %v, want allowed %v", c.text, err, c.allowed)
+		}
 	}
 }

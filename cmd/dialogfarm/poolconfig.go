@@ -20,6 +20,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -119,7 +120,16 @@ func (a *app) loadPoolSettings(path string) (poolSettings, error) {
 		}
 	}
 	s, err := decodeSettings(tree)
-	a.keyAllow.applyAll(&s)
+	allow := a.keyAllow
+	if path != "" { // a --pool file's own allow lists count too
+		more, aerr := readKeyAllow(src, path)
+		if aerr != nil {
+			return s, aerr
+		}
+		allow.KeyEnvs = append(slices.Clone(allow.KeyEnvs), more.KeyEnvs...)
+		allow.InsecureHosts = append(slices.Clone(allow.InsecureHosts), more.InsecureHosts...)
+	}
+	allow.applyAll(&s)
 	return s, err
 }
 
