@@ -63,6 +63,7 @@ func flagRanges() map[string]flagRange {
 		"max-tokens":       count(0, sft.MaxMaxTokens, ""),
 		"resamples":        count(1000, 1_000_000, "fewer than 1000 bootstrap resamples give no stable interval"),
 		"runs":             count(1, 100, ""),
+		"workers":          count(1, 1000, "worker credentials farm serve makes"),
 		"sessions":         {bounds.Ints(0, 64), "simulators on one code-server, or auto; farm workers add more", []string{"auto"}},
 		"split":            share(0.01, 1, "a share of train.jsonl"),
 		"dedup-near":       share(0, 1, "a Jaccard similarity; 0 turns it off"),

@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -199,5 +202,49 @@ func TestUnknownDialogfarmVariables(t *testing.T) {
 	cfg := writePoolYAML(t, "judge:\n  endpoint: {base_url: \"https://api.example/v1\", model: j, api_key_env: DIALOGFARM_MY_MODEL_KEY}\n")
 	if _, err := runPoolCLI(t, append(plan, "--config", cfg)...); err != nil {
 		t.Errorf("a script's variable and a key variable: %v", err)
+	}
+}
+
+// rangesRE finds the generated ranges table of docs/configuration.md.
+var rangesRE = regexp.MustCompile(`(?s)<!-- ranges -->\n(.*?)<!-- end ranges -->\n`)
+
+// rangesTable renders flagRanges as a Markdown table, by flag name.
+func rangesTable() string {
+	ranges := flagRanges()
+	var b strings.Builder
+	b.WriteString("| flag | range | why |\n| --- | --- | --- |\n")
+	for _, name := range slices.Sorted(maps.Keys(ranges)) {
+		r := ranges[name]
+		rng := r.Range.String()
+		for _, w := range r.words {
+			rng += ", or `" + w + "`"
+		}
+		b.WriteString("| `--" + name + "` | " + rng + " | " + r.why + " |\n")
+	}
+	return b.String()
+}
+
+// TestDocsRanges keeps the ranges table of docs/configuration.md in step
+// with flagRanges (-update rewrites it).
+func TestDocsRanges(t *testing.T) {
+	path := repoRoot + "/docs/configuration.md"
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := rangesRE.FindSubmatch(data)
+	if m == nil {
+		t.Fatalf("%s has no <!-- ranges --> table", path)
+	}
+	want := rangesTable()
+	if string(m[1]) == want {
+		return
+	}
+	if !*update {
+		t.Fatalf("%s: the ranges table differs from flagRanges (run go test ./cmd/dialogfarm -run TestDocsRanges -update):\n got:\n%s\nwant:\n%s", path, m[1], want)
+	}
+	doc := rangesRE.ReplaceAll(data, []byte("<!-- ranges -->\n"+want+"<!-- end ranges -->\n"))
+	if err := os.WriteFile(path, doc, 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
