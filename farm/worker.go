@@ -20,10 +20,16 @@ import (
 // Driver drives one config in one simulator slot (a browser window).
 type Driver interface {
 	// DriveOne returns the dialogue, ok or failed. An error means the
-	// config was not driven to an outcome (the run is stopping) and is
-	// not recorded.
+	// config was not driven to an outcome and is not recorded; the job
+	// goes back to the queue. An error that wraps ErrCannotDrive (say,
+	// the plugin fails to activate) also stops the worker with it.
 	DriveOne(ctx context.Context, slot int, c dialog.ChatConfig) (Outcome, error)
 }
+
+// ErrCannotDrive, wrapped by a Driver's error, says no other config can
+// be driven either: the worker stops with that error instead of pulling
+// the next job.
+var ErrCannotDrive = errors.New("the simulators cannot drive")
 
 // Outcome is one attempt at a config.
 type Outcome struct {
@@ -149,29 +155,33 @@ func (w *Worker) pull(ctx context.Context, slot int) error {
 			continue
 		}
 		backoff = 100 * time.Millisecond
-		w.handle(ctx, slot, msg)
+		err = w.handle(ctx, slot, msg)
 		if w.cfg.Budget != nil {
 			w.cfg.Budget.Release()
+		}
+		if err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
 // handle drives one job and settles its message: result and ack, attempt
-// and delayed redelivery, or a nak when the worker is stopping.
-func (w *Worker) handle(ctx context.Context, slot int, msg jetstream.Msg) {
+// and delayed redelivery, or a nak when the worker is stopping or its
+// driver cannot drive (that error is returned: the worker stops).
+func (w *Worker) handle(ctx context.Context, slot int, msg jetstream.Msg) error {
 	meta, err := msg.Metadata()
 	if err != nil {
 		w.log.Warn("job without metadata", zap.Error(err))
 		_ = msg.Term()
-		return
+		return nil
 	}
 	attempt := int(meta.NumDelivered)
 	var job Job
 	if err := json.Unmarshal(msg.Data(), &job); err != nil || job.Config.ID == "" {
 		w.log.Error("undecodable job; terminated", zap.String("subject", msg.Subject()), zap.Error(err))
 		_ = msg.TermWithReason("undecodable job")
-		return
+		return nil
 	}
 	log := w.log.With(zap.String("run", job.Run), zap.String("config", job.Config.ID), zap.Int("attempt", attempt))
 	w.busy(+1)
@@ -197,9 +207,13 @@ func (w *Worker) handle(ctx context.Context, slot int, msg jetstream.Msg) {
 	close(stop)
 	beats.Wait()
 	if err != nil {
-		log.Info("job not finished; handed back", zap.Error(err))
 		_ = msg.Nak()
-		return
+		if ctx.Err() == nil && errors.Is(err, ErrCannotDrive) {
+			log.Error("the simulators cannot drive; the job is handed back and this worker stops", zap.Error(err))
+			return fmt.Errorf("worker %s: %w", w.cfg.ID, err)
+		}
+		log.Info("job not finished; handed back", zap.Error(err))
+		return nil
 	}
 	d := out.Dialogue
 	d.Worker = w.cfg.ID
@@ -215,13 +229,13 @@ func (w *Worker) handle(ctx context.Context, slot int, msg jetstream.Msg) {
 		w.metrics.retried()
 		w.count(func(h *Health) { h.Retried++ })
 		_ = msg.NakWithDelay(delay)
-		return
+		return nil
 	}
 	res := Result{Run: job.Run, Worker: w.cfg.ID, Attempt: attempt, Delivery: dl, Dialogue: d}
 	if err := w.publish(ctx, resultSubject(job.Run, job.Config.ID, w.q.user), res, true); err != nil {
 		log.Warn("publish result; handed back", zap.Error(err))
 		_ = msg.Nak()
-		return
+		return nil
 	}
 	// The result is published: acknowledge even when the run is ending
 	// (the collector stops the workers once the last result is in).
@@ -237,6 +251,7 @@ func (w *Worker) handle(ctx context.Context, slot int, msg jetstream.Msg) {
 			h.Failed++
 		}
 	})
+	return nil
 }
 
 // publish sends v; firstWins publishes only when the subject (this
