@@ -60,7 +60,7 @@ BENCHSTAT := golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
 # BENCH_REPO=DIR measures the editor on configs written on that repository
 # (its Python, Go, JavaScript and TypeScript files with top-level
 # functions) instead of examples/sample-repo, whose files are 17-48 lines.
-EDITORBENCH = $(GO) run ./internal/editorbench $(if $(BENCH_REPO),-repo $(BENCH_REPO))
+EDITORBENCH = $(GO) run ./cmd/editorbench $(if $(BENCH_REPO),-repo $(BENCH_REPO))
 bench: setup
 	@mkdir -p out/bench
 	$(GO) test -run '^$$' -bench 'BenchmarkGenerate|BenchmarkJSD|BenchmarkMakePlan' -count 5 ./configgen ./analyst | tee out/bench/go-bench.txt
@@ -79,7 +79,10 @@ bench: setup
 # of 48 configs for a ratio), 1 round; then 1 simulator alone on 48 configs
 # at the 2 s model, 1 round, so that 4 simulators are also compared with
 # one doing the same 48 configs, as in the issue's table (one simulator on
-# 12 configs amortises its window start-up over 4 times fewer). Each
+# 12 configs amortises its window start-up over 4 times fewer); then the
+# isolated level: n = 1, 2 with a code-server per simulator (drive
+# --isolation editor) on the 2 s model, 6 configs per simulator, 1 round,
+# for the memory an extra isolated simulator costs (target <= 700 MiB). Each
 # prints the table of dialogues/min over the whole run (window start-up
 # included) and steady (every window warm), CPU cores busy and ok counts;
 # CPU seconds per dialogue by process; RSS per extra simulator; and every
@@ -98,7 +101,9 @@ bench-farm: setup
 	  -json out/bench/farm-10s.json
 	$(EDITORBENCH) -latency=false -rounds 1 -sessions 1 -per-session 48 -model-delay 2s \
 	  -json out/bench/farm-2s-1x48.json
-	$(GO) run ./internal/editorbench -summary out/bench/farm-2s.json,out/bench/farm-10s.json,out/bench/farm-2s-1x48.json
+	$(EDITORBENCH) -latency=false -rounds 1 -sessions 1,2 -per-session 6 -model-delay 2s -isolation editor \
+	  -json out/bench/farm-2s-isolated.json
+	$(GO) run ./cmd/editorbench -summary out/bench/farm-2s.json,out/bench/farm-10s.json,out/bench/farm-2s-1x48.json,out/bench/farm-2s-isolated.json
 
 # Redaction (issue 39): recall on the labelled corpus of fake secrets
 # (redact/testdata/recall: gitleaks' rule fixtures and dialogfarm's own, in

@@ -9,6 +9,10 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"go.uber.org/zap"
+
+	"dialogfarm/adapter"
 )
 
 // Finding is one prerequisite the doctor checked.
@@ -107,4 +111,83 @@ func installed(extDir string, m PluginManifest) bool {
 func lastLine(s string) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
 	return lines[len(lines)-1]
+}
+
+// Activation is how one plugin came up in the editor (CheckActivation).
+type Activation struct {
+	Adapter   string
+	Extension string
+	Seconds   float64 // from the editor's start until the chat view showed
+	Err       error   // nil: it activated and its chat view showed
+}
+
+// CheckActivation starts the editor with each plugin of rc.Adapters in
+// turn, as a run would (a plugin that requires packages it does not ship
+// is refused first, with a *MissingModulesError), loads a one-file
+// workspace and opens the plugin's chat view (its activity-bar item, else
+// its keybinding, else its command), which activates a plugin that waits
+// for its view. A plugin that failed to activate has an *ActivationError
+// with the extension host's lines, reported as soon as they are logged; a
+// chat view that does not show within step has the wait's error. Each
+// plugin gets an editor of its own, in a folder of rc.Out named after its
+// adapter: one that fails does not hide whether the others activate.
+func CheckActivation(ctx context.Context, rc RunConfig, capture Exchanges, step time.Duration, log *zap.Logger) []Activation {
+	var out []Activation
+	for _, a := range rc.Adapters {
+		one := rc
+		one.Adapters, one.Out = []*adapter.Adapter{a}, filepath.Join(rc.Out, "activation-"+safeName(a.Name))
+		start := time.Now()
+		err := checkActivation(ctx, one, capture, step, log)
+		out = append(out, Activation{Adapter: a.Name, Extension: a.Extension.ID, Seconds: time.Since(start).Seconds(), Err: err})
+	}
+	return out
+}
+
+// checkActivation is CheckActivation for one plugin, rc.Adapters[0].
+func checkActivation(ctx context.Context, rc RunConfig, capture Exchanges, step time.Duration, log *zap.Logger) error {
+	a := rc.Adapters[0]
+	r := NewRunner(rc, capture, nil, log)
+	if err := r.Start(ctx); err != nil {
+		return err
+	}
+	defer r.Stop()
+	ws, err := probeWorkspace(r.cfg.Out)
+	if err != nil {
+		return fmt.Errorf("check activation: %w", err)
+	}
+	s, err := r.NewSession(ctx, "doctor")
+	if err != nil {
+		return err
+	}
+	if err := s.open(ctx, ws, a); err != nil {
+		return err
+	}
+	cctx, cancel := context.WithTimeout(ctx, step)
+	defer cancel()
+	return openChat(cctx, s.win, a)
+}
+
+// openChat shows a plugin's chat view the way a person first would: its
+// activity-bar item, else its keybinding, else its command.
+func openChat(ctx context.Context, w *window, a *adapter.Adapter) error {
+	u := uiOf(a)
+	if err := w.waitFor(ctx, "the plugin is ready ("+a.Extension.Ready+")", `(sel) => !sel || !!document.querySelector(sel)`, a.Extension.Ready); err != nil {
+		return err
+	}
+	var err error
+	switch {
+	case a.Open.ActivityBar != "":
+		err = w.clickActivity(ctx, a.Open.ActivityBar)
+	case a.Open.Command.Keybinding != "":
+		var keys []key
+		if keys, err = parseKeys(a.Open.Command.Keybinding); err == nil {
+			err = w.keys(ctx, keys...)
+		}
+	default:
+		err = w.runCommand(ctx, a.Open.Command.Title)
+	}
+	if err != nil {
+		return err
+	}
+	return w.waitChat(ctx, u)
 }

@@ -31,7 +31,9 @@ import (
 
 // TestEndToEnd runs the whole suite once per browser backend: both
 // plugins, every trigger, selections, two turns, commands, auxiliary calls
-// and fidelity, a failure, the lockdown, a crash and a re-run.
+// and fidelity, a failure tried again, the lockdown, a crash and a
+// re-run; every batch goes through the farm's queue to the Runner's
+// slots, as `dialogfarm drive` does (driveOnFarm).
 func TestEndToEnd(t *testing.T) {
 	for _, b := range []Backend{BackendRod, BackendChromedp} {
 		t.Run(string(b), func(t *testing.T) { endToEnd(t, b) })
@@ -76,8 +78,7 @@ func endToEnd(t *testing.T, backend Backend) {
 			return capture.Answer{Responder: "e2e"}, errors.New("model endpoint is down")
 		}
 		if strings.Contains(req.Messages[len(req.Messages)-1].Content, "KILL-EDITOR") {
-			pid, _ := r.PIDs()
-			_ = syscall.Kill(-pid, syscall.SIGKILL)
+			_ = syscall.Kill(-editorPID(r), syscall.SIGKILL)
 		}
 		return upstream.Respond(ctx, req)
 	})
@@ -109,8 +110,8 @@ func endToEnd(t *testing.T, backend Backend) {
 			t.Fatal(err)
 		}
 	}
-	stopWatch := watchPortScans(func() int { ed, _ := r.PIDs(); return ed })
-	sum, err := r.Drive(ctx, configs)
+	stopWatch := watchPortScans(func() int { return editorPID(r) })
+	sum, err := driveOnFarm(ctx, t, r, configs, 1)
 	scans, group := stopWatch()
 	if err != nil {
 		t.Fatal(err)
@@ -125,7 +126,7 @@ func endToEnd(t *testing.T, backend Backend) {
 	if want := map[Backend]int{BackendRod: 1}[backend]; r.Recycled() != want {
 		t.Errorf("%d windows replaced, want %d (recycle after %d dialogues, %d configs)", r.Recycled(), want, rc.Recycle.After, len(configs))
 	}
-	if heap := r.sessions[0].use.heapMiB; heap <= 0 || heap > float64(rc.Recycle.HeapMiB) {
+	if heap := r.slots[0].sess.use.heapMiB; heap <= 0 || heap > float64(rc.Recycle.HeapMiB) {
 		t.Errorf("window heap read as %.1f MiB, want a reading between 0 and the %d MiB bound", heap, rc.Recycle.HeapMiB)
 	}
 	// Every selection of the test repo's files is made with a Shift+click,
@@ -177,12 +178,13 @@ func endToEnd(t *testing.T, backend Backend) {
 		bad.ID, bad.Turns = "responder-fails", []dialog.TurnSpec{{Query: "FAIL-ME please"}}
 		good := configs[1]
 		good.ID = "after-failure"
-		sum, err := r.Drive(ctx, []dialog.ChatConfig{bad, good})
-		if err != nil {
-			t.Fatal(err)
-		}
+		// Attempted twice, as the farm retries a dialogue that may pass.
+		sum := mustDriveOnFarm(ctx, t, r, []dialog.ChatConfig{bad, good}, 2)
 		if sum.OK != 1 || sum.Failed != 1 {
 			t.Fatalf("summary %+v, want 1 ok and 1 failed", sum)
+		}
+		if len(sum.Attempts) != 1 || sum.Attempts[0].ConfigID != bad.ID || sum.Attempts[0].FailedStep != "turn1_answer" {
+			t.Errorf("attempts tried again: %+v, want the first of %s's two", sum.Attempts, bad.ID)
 		}
 		recs := readRecords(t, sum.Records)
 		d := recs["responder-fails"]
@@ -233,17 +235,14 @@ func endToEnd(t *testing.T, backend Backend) {
 	})
 	t.Run("a crashed editor is restarted", func(t *testing.T) {
 		editorOnly(t)
-		pid, _ := r.PIDs()
+		pid := editorPID(r)
 		if err := syscall.Kill(-pid, syscall.SIGKILL); err != nil {
 			t.Fatal(err)
 		}
 		c := configs[0]
 		c.ID = "after-crash"
-		sum, err := r.Drive(ctx, []dialog.ChatConfig{c})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if newPID, _ := r.PIDs(); newPID == pid {
+		sum := mustDriveOnFarm(ctx, t, r, []dialog.ChatConfig{c}, 1)
+		if newPID := editorPID(r); newPID == pid {
 			t.Errorf("code-server was not restarted (pid %d)", pid)
 		}
 		d := readRecords(t, sum.Records)["after-crash"]
@@ -259,10 +258,7 @@ func endToEnd(t *testing.T, backend Backend) {
 		killed.ID, killed.Turns = "editor-killed", []dialog.TurnSpec{{Query: "KILL-EDITOR now"}}
 		after := configs[1]
 		after.ID = "after-editor-killed"
-		sum, err := r.Drive(ctx, []dialog.ChatConfig{killed, after})
-		if err != nil {
-			t.Fatal(err)
-		}
+		sum := mustDriveOnFarm(ctx, t, r, []dialog.ChatConfig{killed, after}, 1)
 		recs := readRecords(t, sum.Records)
 		d := recs["editor-killed"]
 		// Without the editor watch the answer step waits its whole
@@ -282,10 +278,7 @@ func endToEnd(t *testing.T, backend Backend) {
 		}
 		c := configs[0]
 		c.ID = "after-browser-crash"
-		sum, err := r.Drive(ctx, []dialog.ChatConfig{c})
-		if err != nil {
-			t.Fatal(err)
-		}
+		sum := mustDriveOnFarm(ctx, t, r, []dialog.ChatConfig{c}, 1)
 		if _, newPID := r.PIDs(); newPID == pid {
 			t.Errorf("chromium was not relaunched (pid %d)", pid)
 		}
@@ -297,14 +290,20 @@ func endToEnd(t *testing.T, backend Backend) {
 	})
 
 	t.Run("a re-run skips configs already recorded ok", func(t *testing.T) {
-		sum, err := r.Drive(ctx, configs)
-		if err != nil {
-			t.Fatal(err)
-		}
+		sum := mustDriveOnFarm(ctx, t, r, configs, 1)
 		if sum.Skipped != len(configs) || sum.OK+sum.Failed != 0 {
 			t.Fatalf("re-run summary %+v, want all %d skipped", sum, len(configs))
 		}
 	})
+}
+
+// editorPID is the process group of the editor the Runner's slots share.
+func editorPID(r *Runner) int {
+	eds, _ := r.PIDs()
+	if len(eds) == 0 {
+		return 0
+	}
+	return eds[0]
 }
 
 // checkDialogue asserts, from the captured requests, that the plugin sent

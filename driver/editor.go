@@ -52,6 +52,10 @@ type EditorConfig struct {
 	// random one. code-server gets its argon2id hash through a 0600 config
 	// file in Dir, never through the environment or the command line.
 	Password string
+	// Plugins are the extensions (publisher.name) whose failure to
+	// activate the editor reports (Editor.Failed), from its extension
+	// hosts' logs.
+	Plugins []string
 	// passwordHash is Password's hash, kept by a Runner across restarts:
 	// the browser's session cookie is the hash, so a restarted
 	// code-server with the same hash accepts it.
@@ -109,7 +113,10 @@ type Editor struct {
 	exitErr error
 	stopMu  sync.Mutex
 	stopped bool
+	watch   *activationWatch // nil when cfg.Plugins is empty
 }
+
+var _ failure = (*Editor)(nil)
 
 // ErrEditorExited is returned by Wait-style calls when code-server died.
 var ErrEditorExited = errors.New("code-server exited")
@@ -140,15 +147,22 @@ func StartEditor(ctx context.Context, cfg EditorConfig, log *zap.Logger) (*Edito
 		return nil, fmt.Errorf("start code-server: %w", err)
 	}
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	var watch *activationWatch
+	if len(cfg.Plugins) > 0 {
+		watch = watchActivation(filepath.Join(dirs.userData, "logs"), cfg.Plugins)
+	}
 	cmd := exec.Command(cfg.Bin, editorArgs(cfg, dirs, addr)...)
 	cmd.Env = dirs.env
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		logFile.Close()
+		if watch != nil {
+			watch.Close()
+		}
 		return nil, fmt.Errorf("start code-server: %w", err)
 	}
-	e := &Editor{cfg: cfg, log: log, cmd: cmd, url: "http://" + addr, version: version, exited: make(chan struct{})}
+	e := &Editor{cfg: cfg, log: log, cmd: cmd, url: "http://" + addr, version: version, exited: make(chan struct{}), watch: watch}
 	go func() {
 		e.exitErr = cmd.Wait()
 		logFile.Close()
@@ -204,6 +218,23 @@ func (e *Editor) Healthy(ctx context.Context) bool {
 	return resp.StatusCode == http.StatusOK
 }
 
+// Failed is closed once one of the editor's plugins (EditorConfig.Plugins)
+// failed to activate; Err then says which and why.
+func (e *Editor) Failed() <-chan struct{} {
+	if e.watch == nil {
+		return nil
+	}
+	return e.watch.Failed()
+}
+
+// Err is the *ActivationError of a plugin that failed to activate, or nil.
+func (e *Editor) Err() error {
+	if e.watch == nil {
+		return nil
+	}
+	return e.watch.Err()
+}
+
 // Password is what code-server's login page accepts.
 func (e *Editor) Password() string { return e.cfg.Password }
 
@@ -228,6 +259,9 @@ func (e *Editor) Stop() {
 	}
 	// Children that outlived the leader (extension hosts, watchers).
 	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	if e.watch != nil {
+		e.watch.Close()
+	}
 }
 
 func (e *Editor) waitHTTP(ctx context.Context) error {

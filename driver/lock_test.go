@@ -10,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"go.uber.org/zap/zaptest"
 )
@@ -149,5 +150,47 @@ func TestKillStaleOnlyForDeadRuns(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, processesFile)); !os.IsNotExist(err) {
 		t.Errorf("processes.json after cleanup: %v", err)
+	}
+}
+
+// TestKillStaleEndsEveryEditor: a killed run with a code-server per
+// simulator leaves each behind; the next run on the folder ends them all,
+// from the list processes.json keeps, and the one code-server a run before
+// isolation recorded.
+func TestKillStaleEndsEveryEditor(t *testing.T) {
+	dir := t.TempDir()
+	var exited []chan error
+	var pids []int
+	for _, id := range []string{"s1", "s2", "old"} {
+		ed := exec.Command("sh", "-c", "sleep 1000; true", filepath.Join(dir, "editors", id))
+		ed.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		if err := ed.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = syscall.Kill(-ed.Process.Pid, syscall.SIGKILL) })
+		done := make(chan error, 1)
+		go func() { done <- ed.Wait() }()
+		exited, pids = append(exited, done), append(pids, ed.Process.Pid)
+	}
+	if err := writeProcessGroups(dir, processGroups{Editors: pids[:2], Editor: pids[2], Run: 1 << 22}); err != nil {
+		t.Fatal(err)
+	}
+	l, err := LockRunFolder(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Unlock()
+	if err := killStale(dir, zaptest.NewLogger(t)); err != nil {
+		t.Fatal(err)
+	}
+	for i, done := range exited {
+		select {
+		case err := <-done:
+			if err == nil || !strings.Contains(err.Error(), "killed") {
+				t.Errorf("editor %d: %v, want killed", i, err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Errorf("editor %d (pgid %d) still runs", i, pids[i])
+		}
 	}
 }

@@ -38,7 +38,8 @@ func setFakeKeys(t *testing.T) {
 // login, that no process of the editor or the browser holds a key in its
 // environment, and that the run folder is private.
 func checkLockdown(t *testing.T, ctx context.Context, r *Runner, out string) {
-	editorPID, browserPID := r.PIDs()
+	eds, browserPID := r.PIDs()
+	editorPID := eds[0]
 	password := r.cfg.Editor.Password
 	if len(password) < 26 {
 		t.Fatalf("password %q is too short", password)

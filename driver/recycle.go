@@ -106,7 +106,7 @@ func (r *Runner) recycle(ctx context.Context, sess *Session) error {
 	if err != nil {
 		return fmt.Errorf("replace the window (%s): %w", why, err)
 	}
-	sess.win, sess.use = &window{page: page}, windowUse{}
+	sess.win, sess.use = &window{page: page, fail: sess.win.fail}, windowUse{}
 	sess.reload()
 	r.recycled.Add(1)
 	return nil

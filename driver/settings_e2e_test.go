@@ -23,14 +23,11 @@ func TestNoFileIsHighlighted(t *testing.T) {
 	c := dialog.ChatConfig{ID: "javascript-untokenized", Repo: "../examples/sample-repo", File: "web/cart.js", Language: "javascript",
 		Cursor: configPtr(configPos(4, 3)), Trigger: dialog.TriggerKeybinding, Instruction: dialog.InstructionFreeText,
 		Turns: configTurns("What does lineTotal return?")}
-	sum, err := r.Drive(ctx, []dialog.ChatConfig{c})
-	if err != nil {
-		t.Fatal(err)
-	}
+	sum := mustDriveOnFarm(ctx, t, r, []dialog.ChatConfig{c}, 1)
 	if d := readRecords(t, sum.Records)[c.ID]; d.Status != dialog.StatusOK {
 		t.Fatalf("%s: %s at %s: %s", c.ID, d.Status, d.FailedStep, d.Error)
 	}
-	w := r.sessions[0].win
+	w := r.slots[0].sess.win
 	// The editor draws spaces as no-break spaces.
 	shown := `() => {
 		const ed = document.querySelector('.editor-group-container.active .monaco-editor');

@@ -24,7 +24,11 @@ import (
 const processesFile = "processes.json"
 
 type processGroups struct {
-	Editor  int `json:"code_server_pgid"`
+	// Editors are every code-server of the run: the one its simulators
+	// share, or one per simulator (isolation editor).
+	Editors []int `json:"code_server_pgids"`
+	// Editor is the one code-server a run before isolation wrote.
+	Editor  int `json:"code_server_pgid,omitempty"`
 	Browser int `json:"chromium_pgid"`
 	Run     int `json:"run_pid,omitempty"`
 }
@@ -53,12 +57,20 @@ func killStale(out string, log *zap.Logger) error {
 		log.Info("the processes in processes.json belong to a live run: left alone", zap.Int("run_pid", p.Run))
 		return nil
 	}
-	for name, pgid := range map[string]int{"code-server": p.Editor, "chromium": p.Browser} {
-		if pgid <= 0 || !cmdlineMentions(pgid, out) {
+	type group struct {
+		name string
+		pgid int
+	}
+	groups := []group{{"code-server", p.Editor}, {"chromium", p.Browser}}
+	for _, pgid := range p.Editors {
+		groups = append(groups, group{"code-server", pgid})
+	}
+	for _, g := range groups {
+		if g.pgid <= 0 || !cmdlineMentions(g.pgid, out) {
 			continue
 		}
-		log.Warn("ending a process group a killed run left behind", zap.String("process", name), zap.Int("pgid", pgid))
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		log.Warn("ending a process group a killed run left behind", zap.String("process", g.name), zap.Int("pgid", g.pgid))
+		_ = syscall.Kill(-g.pgid, syscall.SIGKILL)
 	}
 	return os.Remove(filepath.Join(out, processesFile))
 }

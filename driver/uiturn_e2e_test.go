@@ -30,10 +30,7 @@ func TestWindowsTakeTurnsAtTheirSteps(t *testing.T) {
 			configs = append(configs, c)
 		}
 	}
-	sum, err := r.Drive(ctx, configs)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sum := mustDriveOnFarm(ctx, t, r, configs, 1)
 	records := readRecords(t, sum.Records)
 	if sum.OK != len(configs) {
 		for _, d := range records {

@@ -16,6 +16,9 @@ import (
 // they never call into the editor's API.
 type window struct {
 	page page
+	// fail, when set, ends every wait at once once it failed: the
+	// editor the window shows, whose plugin failed to activate.
+	fail failure
 }
 
 // eval runs a JS function expression on the page and returns its value.
@@ -128,6 +131,8 @@ func (w *window) poll(ctx context.Context, what, js string, args ...any) (gson.J
 // pollPaced is poll at pace p.
 func (w *window) pollPaced(ctx context.Context, p pace, what, js string, args ...any) (gson.JSON, error) {
 	call := `(...a) => (` + jsPoll + `)((` + js + `), ...a)`
+	ctx, stop := guard(ctx, w.fail)
+	defer stop()
 	for {
 		slice := float64(p.slice.Milliseconds())
 		if dl, ok := ctx.Deadline(); ok {
@@ -135,6 +140,8 @@ func (w *window) pollPaced(ctx context.Context, p pace, what, js string, args ..
 		}
 		res, err := w.eval(ctx, call, append([]any{slice, p.tick.Milliseconds()}, args...)...)
 		switch {
+		case activationCause(ctx) != nil:
+			return gson.JSON{}, fmt.Errorf("wait until %s: %w", what, activationCause(ctx))
 		case ctx.Err() != nil:
 			return gson.JSON{}, fmt.Errorf("wait until %s: %w", what, context.DeadlineExceeded)
 		case err != nil && !transientEvalError(err):

@@ -8,17 +8,18 @@ import (
 	"dialogfarm/internal/procstat"
 )
 
-// EditorPIDs returns the process group id of the code-server a worker's
-// simulators run in and the pid of their Chromium (0 for one not
-// running); driver.Runner.PIDs is one.
-type EditorPIDs func() (editor, browser int)
+// EditorPIDs returns the process group ids of the code-servers a worker's
+// simulators run in (one they share, or one each) and the pid of their
+// Chromium (0 for one not running); driver.Runner.PIDs is one.
+type EditorPIDs func() (editors []int, browser int)
 
 // editorCollector reads, at every scrape, the CPU time and resident memory
-// of the processes a worker's simulators are made of: code-server's
-// process group and Chromium's process tree, by class of process. The
-// simulators share them (one code-server, one Chromium and its renderer
-// processes for all of a worker's windows), so what a simulator costs is
-// the total over the number of simulators.
+// of the processes a worker's simulators are made of: the code-servers'
+// process groups and Chromium's process tree, by class of process. The
+// simulators share them (one Chromium and its renderer processes for all
+// of a worker's windows, and one code-server unless each simulator has
+// its own), so what a simulator costs is the total over the number of
+// simulators.
 type editorCollector struct {
 	cpu, rss, sims *prometheus.Desc
 
@@ -87,15 +88,19 @@ func (c *editorCollector) Collect(ch chan<- prometheus.Metric) {
 		return
 	}
 	ch <- prometheus.MustNewConstMetric(c.sims, prometheus.GaugeValue, float64(c.n))
-	editor, browser := c.pids()
+	editors, browser := c.pids()
 	procs := procstat.Read()
+	var editorPIDs []int
+	for _, pgid := range editors {
+		editorPIDs = append(editorPIDs, procstat.Group(procs, pgid)...)
+	}
 	live := map[procKey]bool{}
 	rss := map[groupClass]int64{}
 	for _, g := range []struct {
 		name    string
 		pids    []int
 		browser bool
-	}{{"code-server", procstat.Group(procs, editor), false}, {"chromium", procstat.Tree(procs, browser), true}} {
+	}{{"code-server", editorPIDs, false}, {"chromium", procstat.Tree(procs, browser), true}} {
 		for _, pid := range g.pids {
 			p := procs[pid]
 			k := procKey{pid, p.Start}

@@ -94,7 +94,7 @@ func startBusyGroup(t *testing.T) *exec.Cmd {
 // report, and its memory; status shows them.
 func TestHealthReportsTheEditor(t *testing.T) {
 	editor := startBusyGroup(t)
-	w := &Worker{cfg: WorkerConfig{Editors: func() (int, int) { return editor.Process.Pid, 0 }}}
+	w := &Worker{cfg: WorkerConfig{Editors: func() ([]int, int) { return []int{editor.Process.Pid}, 0 }}}
 	usage := w.editorUsage()
 	start := time.Now()
 	if cores, rss := usage(start); cores != 0 || rss < 100<<10 {
@@ -161,7 +161,7 @@ func TestEditorMetrics(t *testing.T) {
 	if got := scrape(t, srv.URL); got[`dialogfarm_simulators{worker="w1"}`] != 0 {
 		t.Errorf("simulators before any editor is watched: %v", got)
 	}
-	m.WatchEditors(func() (int, int) { return editor.Process.Pid, browser.Process.Pid }, 3)
+	m.WatchEditors(func() ([]int, int) { return []int{editor.Process.Pid}, browser.Process.Pid }, 3)
 
 	const (
 		rendererCPU = `dialogfarm_editor_cpu_seconds_total{class="chromium-renderer",group="chromium",worker="w1"}`

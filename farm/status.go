@@ -90,8 +90,8 @@ func (w *Worker) editorUsage() func(now time.Time) (cores float64, rss int64) {
 		if w.cfg.Editors == nil {
 			return 0, 0
 		}
-		editor, browser := w.cfg.Editors()
-		ticks, rss := procstat.Usage(procstat.Read(), editor, browser)
+		editors, browser := w.cfg.Editors()
+		ticks, rss := procstat.Usage(procstat.Read(), editors, browser)
 		var cores float64
 		if !at.IsZero() && ticks > last {
 			cores = float64(ticks-last) / procstat.ClockTicks / now.Sub(at).Seconds()

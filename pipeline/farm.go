@@ -145,6 +145,31 @@ func farmRunName(out string) (string, error) {
 // local simulators (when cfg.Farm.Local) and collects one record per
 // config into OUT/dialogues.jsonl.
 func driveFarm(ctx context.Context, cfg DriveConfig, configs []dialog.ChatConfig, srv *capture.Server, followUps driver.FollowUps, log *zap.Logger) (driver.Summary, error) {
+	return farmRun(ctx, cfg, configs, log, func(q *farm.Queue, n int) (*farm.Worker, func(), error) {
+		return startWorker(ctx, cfg, q, srv, followUps, n, log)
+	})
+}
+
+// DriveOnRunner drives the configs not yet recorded ok in r's run folder
+// (cfg.Run.Out, which must be r's) as driveFarm does, through the farm's
+// queue (embedded unless cfg.Farm names a remote one), on the simulator
+// slots of r, an editor and browser the caller started and keeps (up to
+// cfg.Run.Sessions slots are opened and kept for later calls), and
+// collects one record per config. It is for callers that drive several
+// batches on one editor and time its start-up apart (editorbench's
+// latency runs); `dialogfarm drive` and `run` call Drive.
+func DriveOnRunner(ctx context.Context, r *driver.Runner, cfg DriveConfig, configs []dialog.ChatConfig, log *zap.Logger) (driver.Summary, error) {
+	cfg.Farm.Local = true
+	return farmRun(ctx, cfg, configs, log, func(q *farm.Queue, n int) (*farm.Worker, func(), error) {
+		w, err := newWorker(ctx, cfg, q, r, n, log)
+		return w, func() {}, err
+	})
+}
+
+// farmRun enqueues the configs not yet recorded ok, drives them with a
+// local worker that start makes for n configs (when cfg.Farm.Local) and
+// collects one record per config into OUT/dialogues.jsonl.
+func farmRun(ctx context.Context, cfg DriveConfig, configs []dialog.ChatConfig, log *zap.Logger, start func(q *farm.Queue, n int) (*farm.Worker, func(), error)) (driver.Summary, error) {
 	out := cfg.Run.Out
 	records, err := driver.OpenRecordLog(out)
 	if err != nil {
@@ -188,7 +213,7 @@ func driveFarm(ctx context.Context, cfg DriveConfig, configs []dialog.ChatConfig
 	wctx, stopWorkers := context.WithCancel(gctx)
 	defer stopWorkers()
 	if fc.Local {
-		w, stop, err := startWorker(ctx, cfg, q, srv, followUps, len(todo), log)
+		w, stop, err := start(q, len(todo))
 		if err != nil {
 			return sum, err
 		}
@@ -228,10 +253,20 @@ func startWorker(ctx context.Context, cfg DriveConfig, q *farm.Queue, srv *captu
 	if err := r.Start(ctx); err != nil {
 		return nil, nil, err
 	}
-	slots := min(max(cfg.Run.Sessions, 1), n)
-	if err := r.OpenSessions(ctx, slots); err != nil {
+	w, err := newWorker(ctx, cfg, q, r, n, log)
+	if err != nil {
 		r.Stop()
 		return nil, nil, err
+	}
+	return w, r.Stop, nil
+}
+
+// newWorker opens up to n simulator slots on the started Runner r and
+// returns a farm worker driving on them.
+func newWorker(ctx context.Context, cfg DriveConfig, q *farm.Queue, r *driver.Runner, n int, log *zap.Logger) (*farm.Worker, error) {
+	slots := min(max(cfg.Run.Sessions, 1), n)
+	if err := r.OpenSessions(ctx, slots); err != nil {
+		return nil, err
 	}
 	cfg.Farm.Metrics.WatchEditors(r.PIDs, slots)
 	wc := farm.DefaultWorkerConfig()
@@ -239,7 +274,7 @@ func startWorker(ctx context.Context, cfg DriveConfig, q *farm.Queue, srv *captu
 	if cfg.Farm.Auto {
 		wc.Budget = farm.NewBudget(slots)
 	}
-	return farm.NewWorker(wc, q, RunnerDriver{r}, cfg.Farm.Metrics, log), r.Stop, nil
+	return farm.NewWorker(wc, q, RunnerDriver{r}, cfg.Farm.Metrics, log), nil
 }
 
 // Work makes this process a worker of a remote farm: it answers the plugin
@@ -278,9 +313,13 @@ type RunnerDriver struct{ R *driver.Runner }
 
 var _ farm.Driver = RunnerDriver{}
 
-// DriveOne drives c on the slot-th window.
+// DriveOne drives c on the slot-th simulator. A plugin that failed to
+// activate stops the worker (farm.ErrCannotDrive): no config can pass.
 func (d RunnerDriver) DriveOne(ctx context.Context, slot int, c dialog.ChatConfig) (farm.Outcome, error) {
 	dl, retry, err := d.R.DriveSlot(ctx, slot, c)
+	if _, ok := errors.AsType[*driver.ActivationError](err); ok {
+		err = fmt.Errorf("%w: %w", farm.ErrCannotDrive, err)
+	}
 	return farm.Outcome{Dialogue: dl, Retry: retry}, err
 }
 

@@ -92,6 +92,13 @@ func (a *app) validateAdapter(ctx context.Context, name string) error {
 		return errors.New("the adapter does not validate")
 	}
 	fmt.Fprintf(a.stdout, "schema: ok (%s, plugin %s, triggers %s)\n", ad.Source, ad.Extension.ID, strings.Join(ad.Triggers(), ", "))
+	// Before any editor starts: a plugin that requires packages it does
+	// not ship cannot activate.
+	if err := driver.CheckModules(ad); err != nil {
+		fmt.Fprintf(a.stdout, "modules: FAIL\n%v\n", err)
+		return errors.New("the adapter's plugin cannot activate")
+	}
+	fmt.Fprintln(a.stdout, "modules: ok (it ships every package its scripts require)")
 	if !a.v.GetBool("live") {
 		return nil
 	}

@@ -1,40 +1,87 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"dialogfarm/adapter"
 	"dialogfarm/driver"
 )
 
 func doctorCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "doctor",
-		Short: "Check that Chromium, Node 24, code-server and the plugin are installed",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			ed, br := a.editorConfig(), a.browserConfig()
-			findings := driver.Doctor(cmd.Context(), ed, br, a.nodeBin(), a.pluginDir())
-			bad := 0
-			for _, f := range findings {
-				if f.Problem != "" {
-					bad++
-					fmt.Fprintf(a.stdout, "%-12s MISSING  %s\n", f.Name, f.Problem)
-					continue
-				}
-				fmt.Fprintf(a.stdout, "%-12s ok       %s\n", f.Name, f.Version)
-			}
-			if bad > 0 {
-				return errors.New("doctor: something is missing; run `make setup`")
-			}
-			return nil
-		},
+		Short: "Check that Chromium, Node 24, code-server and the plugins are installed, and that the plugins activate",
+		Long: `doctor checks the tools make setup installs, then each plugin an --adapter
+names: that it ships every package its scripts require (read from the
+extension, before any editor starts), and, with --live, that it activates in
+the editor and its chat view opens. A plugin that fails to activate is
+reported with the extension host's error lines as soon as they are logged.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return a.doctor(cmd.Context()) },
 	}
 	addToolFlags(cmd)
+	f := cmd.Flags()
+	f.StringSlice("adapter", []string{adapter.DefaultName}, "plugin adapter to check: a bundled name ("+strings.Join(adapter.Bundled(), ", ")+") or an adapter YAML file; repeatable")
+	f.Bool("live", true, "start the editor with the plugins and check that each activates and opens its chat view")
 	return cmd
+}
+
+func (a *app) doctor(ctx context.Context) error {
+	ed, br := a.editorConfig(), a.browserConfig()
+	bad := 0
+	report := func(name, problem, ok string) {
+		if problem != "" {
+			bad++
+			fmt.Fprintf(a.stdout, "%-12s MISSING  %s\n", name, problem)
+			return
+		}
+		fmt.Fprintf(a.stdout, "%-12s ok       %s\n", name, ok)
+	}
+	for _, f := range driver.Doctor(ctx, ed, br, a.nodeBin(), a.pluginDir()) {
+		report(f.Name, f.Problem, f.Version)
+	}
+	var adapters []*adapter.Adapter
+	for _, name := range a.v.GetStringSlice("adapter") {
+		ad, err := adapter.Load(name, a.root())
+		if err != nil {
+			report("adapter", err.Error(), "")
+			continue
+		}
+		err = driver.CheckModules(ad)
+		problem := ""
+		if err != nil {
+			problem = err.Error()
+		} else {
+			adapters = append(adapters, ad)
+		}
+		report("modules", problem, ad.Extension.ID+": ships every package its scripts require")
+	}
+	if a.v.GetBool("live") && len(adapters) > 0 && bad == 0 {
+		rc, srv, done, err := a.liveRun(ctx, "", adapters)
+		if err != nil {
+			return err
+		}
+		acts := driver.CheckActivation(ctx, rc, srv, time.Minute, a.log)
+		done()
+		for _, act := range acts {
+			problem := ""
+			if act.Err != nil {
+				problem = act.Extension + ": " + act.Err.Error()
+			}
+			report("activation", problem, fmt.Sprintf("%s: activated, chat view shown after %.1f s", act.Extension, act.Seconds))
+		}
+	}
+	if bad > 0 {
+		return errors.New("doctor: something is missing or does not activate (run `make setup` for the tools)")
+	}
+	return nil
 }
 
 // addToolFlags adds the flags that locate the installed tools.

@@ -66,6 +66,7 @@ func addDriveFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.String("sessions", "1", "simulators (browser windows) driving at once on one code-server; auto: as many as CPU and memory allow (at most 8), each dialogue admitted while the machine has CPU and memory to spare; 0 with --nats leaves the driving to remote workers")
 	f.StringSlice("adapter", []string{adapter.DefaultName}, "plugin adapter: a bundled name ("+strings.Join(adapter.Bundled(), ", ")+") or an adapter YAML file; repeat for several plugins (the first drives configs without a plugin field)")
+	f.String("isolation", "", "what a simulator is: window (a window of one code-server every simulator shares) or editor (a window of a code-server of its own: its own user-data, HOME, XDG folders and extension state, for plugins that keep their endpoint in global state or files); empty: what the adapters say (editor if any says so)")
 	f.Duration("answer-timeout", 5*time.Minute, "longest wait for one answer")
 	rec := driver.DefaultRecycle()
 	f.Int("recycle-after", rec.After, "replace a simulator's window with a fresh one after this many dialogues (0: never by count)")
@@ -155,6 +156,12 @@ func (a *app) driveConfig(out string) (pipeline.DriveConfig, error) {
 		return pipeline.DriveConfig{}, err
 	}
 	rc.Sessions = sessions
+	switch iso := a.v.GetString("isolation"); iso {
+	case "", adapter.IsolationWindow, adapter.IsolationEditor:
+		rc.Isolation = iso
+	default:
+		return pipeline.DriveConfig{}, fmt.Errorf("--isolation %q: want window or editor", iso)
+	}
 	rc.Timeouts.Answer = a.v.GetDuration("answer-timeout")
 	rc.Recycle = driver.Recycle{After: a.v.GetInt("recycle-after"), HeapMiB: a.v.GetInt("recycle-heap-mib")}
 	if err := rc.Recycle.Validate(); err != nil {

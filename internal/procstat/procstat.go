@@ -92,10 +92,14 @@ func Group(procs map[int]Proc, pgid int) []int {
 }
 
 // Usage is the CPU time in clock ticks and the resident memory in bytes of
-// process group pgid and of root's process tree together (an editor and
-// its browser), as of procs.
-func Usage(procs map[int]Proc, pgid, root int) (ticks, rss int64) {
-	for _, pid := range append(Group(procs, pgid), Tree(procs, root)...) {
+// the process groups pgids and of root's process tree together (a run's
+// editors and its browser), as of procs.
+func Usage(procs map[int]Proc, pgids []int, root int) (ticks, rss int64) {
+	pids := Tree(procs, root)
+	for _, pgid := range pgids {
+		pids = append(pids, Group(procs, pgid)...)
+	}
+	for _, pid := range pids {
 		ticks += procs[pid].Ticks
 		rss += procs[pid].RSS
 	}

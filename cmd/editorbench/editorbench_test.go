@@ -74,7 +74,7 @@ func TestSummarize(t *testing.T) {
 
 func TestRSSSamplerSeesThisProcess(t *testing.T) {
 	pid := os.Getpid()
-	s := startRSS(context.Background(), func() (int, int) { return 0, pid }, 10*time.Millisecond)
+	s := startRSS(context.Background(), func() ([]int, int) { return nil, pid }, 10*time.Millisecond)
 	deadline := time.Now().Add(5 * time.Second)
 	for time.Now().Before(deadline) { // busy: the sampler must see CPU time
 		if _, b := s.CPU(); b >= 0.05 {
@@ -173,7 +173,7 @@ while time.time() < end: pass`
 	}
 	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
 	pid := cmd.Process.Pid
-	s := startRSS(context.Background(), func() (int, int) { return 0, pid }, 10*time.Millisecond)
+	s := startRSS(context.Background(), func() ([]int, int) { return nil, pid }, 10*time.Millisecond)
 	defer s.Stop()
 	deadline := time.Now().Add(10 * time.Second)
 	// Each look samples /proc; a look every 5 ms leaves the CPU to the

@@ -18,6 +18,7 @@ import (
 	"dialogfarm/driver"
 	"dialogfarm/internal/llmtest"
 	"dialogfarm/judge"
+	"dialogfarm/pipeline"
 	"dialogfarm/pool"
 	"dialogfarm/respond"
 )
@@ -42,7 +43,8 @@ type bench struct {
 type rig struct {
 	srv    *capture.Server
 	runner *driver.Runner
-	start  time.Duration // Runner.Start: code-server up (HTTP 200) + Chromium launched
+	dc     pipeline.DriveConfig // the drive stage on the runner (pipeline.DriveOnRunner)
+	start  time.Duration        // Runner.Start: code-server up (HTTP 200) + Chromium launched
 }
 
 func (b *bench) startRig(ctx context.Context, out string, sessions int, model *llmtest.Server) (*rig, error) {
@@ -65,7 +67,7 @@ func (b *bench) startRig(ctx context.Context, out string, sessions int, model *l
 		shutdown(ctx, srv)
 		return nil, fmt.Errorf("start editor and browser in %s: %w", out, err)
 	}
-	g := &rig{srv: srv, runner: r, start: time.Since(t0)}
+	g := &rig{srv: srv, runner: r, start: time.Since(t0), dc: pipeline.DriveConfig{Run: rc, Farm: pipeline.DefaultFarmConfig()}}
 	if b.versions == (dialog.Versions{}) {
 		b.versions = r.Versions()
 	}
@@ -99,8 +101,9 @@ type latencyRun struct {
 }
 
 // latencyRun drives the warm-up config and the measured configs on a fresh
-// Runner and run folder, through the driver's own Drive (as `dialogfarm
-// drive` does), sampling memory meanwhile.
+// Runner and run folder, through the farm's embedded queue to the
+// Runner's slot as `dialogfarm drive` does (pipeline.DriveOnRunner), the
+// Runner's start timed apart, sampling memory meanwhile.
 func (b *bench) latencyRun(ctx context.Context, i int) (latencyRun, error) {
 	var res latencyRun
 	out := filepath.Join(b.work, string(b.backend), fmt.Sprintf("latency-%d", i))
@@ -111,7 +114,7 @@ func (b *bench) latencyRun(ctx context.Context, i int) (latencyRun, error) {
 	defer g.close(ctx)
 	res.start = g.start.Seconds()
 	rss := startRSS(ctx, g.runner.PIDs, 200*time.Millisecond)
-	sum, err := g.runner.Drive(ctx, append([]dialog.ChatConfig{b.set.Warm}, b.set.Measured...))
+	sum, err := pipeline.DriveOnRunner(ctx, g.runner, g.dc, append([]dialog.ChatConfig{b.set.Warm}, b.set.Measured...), b.log)
 	res.peakEditor, res.peakBrowse = rss.Stop()
 	pe, pb := rss.PeakPSS()
 	res.peakPSS = pe + pb

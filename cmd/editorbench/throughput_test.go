@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"dialogfarm/adapter"
 	"dialogfarm/dialog"
 )
 
@@ -143,7 +144,7 @@ func TestTargetsAgainstOneSimulator(t *testing.T) {
 	if err := rep.print(&b); err != nil {
 		t.Fatal(err)
 	}
-	for _, re := range []string{`(?m)^4\s+2 x 48\s+33\.0 \(0\.0-0\.0\)\s+3\.30x\s+-\s+-`, `memory per extra simulator \(peak at 4 sims minus peak at 1, over 3\): RSS 833 MiB, PSS 500 MiB`,
+	for _, re := range []string{`(?m)^4\s+2 x 48\s+33\.0 \(0\.0-0\.0\)\s+3\.30x\s+-\s+-`, `memory per extra simulator, isolation window \(peak at 4 sims minus peak at 1, over 3\): RSS 833 MiB, PSS 500 MiB`,
 		`CPU time per job\s+2300 µs`, `total\s+4\.00 s\s+100%\s+9\.00 s\s+-\s+5\.00 s`, `4 sims: - CPU seconds per dialogue steady, 5\.00 over the whole run`, `\(- : no steady span`} {
 		if !regexp.MustCompile(re).MatchString(b.String()) {
 			t.Errorf("report does not match %q:\n%s", re, b.String())
@@ -244,4 +245,22 @@ func TestSummaryOfTwoReports(t *testing.T) {
 	if _, err := readReports([]string{filepath.Join(dir, "missing.json")}); err == nil {
 		t.Error("a missing report was read")
 	}
+}
+
+// TestIsolatedSimulatorTarget: a simulator with a code-server of its own
+// is held to 700 MiB more per extra simulator, not 600.
+func TestIsolatedSimulatorTarget(t *testing.T) {
+	rep := &report{Isolation: adapter.IsolationEditor, Throughput: []level{
+		{Sessions: 1, PerMinute: stats{N: 1, Median: 10}, PeakRSSEditorMiB: 500, PeakRSSBrowserMiB: 1000, PeakPSSMiB: 1100},
+		{Sessions: 2, PerMinute: stats{N: 1, Median: 19}, PeakRSSEditorMiB: 1000, PeakRSSBrowserMiB: 1150, PeakPSSMiB: 1700},
+	}}
+	for _, tg := range targets(rep, 2*time.Second) {
+		if strings.HasPrefix(tg.Name, "RSS per extra") {
+			if tg.Name != "RSS per extra isolated simulator (its own code-server + a Chromium window)" || tg.Limit != 700 || tg.Value != 650 || !tg.Met {
+				t.Errorf("target %+v", tg)
+			}
+			return
+		}
+	}
+	t.Error("no memory target")
 }

@@ -8,14 +8,14 @@ import (
 	"dialogfarm/internal/procstat"
 )
 
-// rssSampler records the peak resident memory of code-server's process
-// group and of Chromium's process tree, summing VmRSS over their processes
+// rssSampler records the peak resident memory of the code-servers'
+// process groups and of Chromium's process tree, summing VmRSS over their processes
 // (shared pages are counted once per process, as top would), and the CPU
 // time they use.
 type rssSampler struct {
 	stop chan struct{}
 	done chan struct{}
-	pids func() (editor, browser int)
+	pids func() (editors []int, browser int)
 
 	mu              sync.Mutex
 	editor, browser int64 // peak bytes
@@ -69,16 +69,17 @@ func (s *rssSampler) CPUByClass() map[string]float64 {
 	return out
 }
 
-// startRSS samples every interval until Stop; pids returns code-server's
-// pid (its process group id) and Chromium's main pid at each sample, so a
-// restarted editor is followed.
-func startRSS(ctx context.Context, pids func() (editor, browser int), every time.Duration) *rssSampler {
+// startRSS samples every interval until Stop; pids returns every
+// code-server's pid (its process group id: one the simulators share, or
+// one each) and Chromium's main pid at each sample, so a restarted editor
+// is followed.
+func startRSS(ctx context.Context, pids func() (editors []int, browser int), every time.Duration) *rssSampler {
 	return startSampler(ctx, pids, every, false)
 }
 
 // startSampler is startRSS; with fromBirth a process's CPU counts from
 // its start (for processes started after the sampler).
-func startSampler(ctx context.Context, pids func() (editor, browser int), every time.Duration, fromBirth bool) *rssSampler {
+func startSampler(ctx context.Context, pids func() (editors []int, browser int), every time.Duration, fromBirth bool) *rssSampler {
 	s := &rssSampler{stop: make(chan struct{}), done: make(chan struct{}), pids: pids, cpu: map[int]*cpuSpan{}, fromBirth: fromBirth,
 		self: procstat.SelfTicks(), pssEvery: max(1, int(pssPeriod/every))}
 	go func() {
@@ -137,15 +138,17 @@ func (s *rssSampler) CPU() (editor, browser float64) {
 	return editor, browser
 }
 
-func (s *rssSampler) sample(editorPID, browserPID int) {
+func (s *rssSampler) sample(editorGroups []int, browserPID int) {
 	procs := procstat.Read()
 	var e, b int64
 	var editorPIDs, browserPIDs []int
-	if editorPID > 0 {
-		editorPIDs = procstat.Group(procs, editorPID)
-		for _, pid := range editorPIDs {
-			e += procs[pid].RSS
+	for _, pgid := range editorGroups {
+		if pgid > 0 {
+			editorPIDs = append(editorPIDs, procstat.Group(procs, pgid)...)
 		}
+	}
+	for _, pid := range editorPIDs {
+		e += procs[pid].RSS
 	}
 	if browserPID > 0 {
 		browserPIDs = procstat.Tree(procs, browserPID)

@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strings"
 	"text/tabwriter"
+
+	"dialogfarm/adapter"
 )
 
 // printThroughput writes the throughput levels: the farm table (whole run
@@ -69,8 +71,8 @@ func (r *report) printThroughput(b *strings.Builder) error {
 		fmt.Fprintf(b, "(- : no steady span: some window finished its first dialogue too late for one more dialogue per window after it)\n")
 	}
 	if lo, hi, ok := r.extremeLevels(); ok {
-		fmt.Fprintf(b, "memory per extra simulator (peak at %d sims minus peak at %d, over %d): RSS %.0f MiB, PSS %.0f MiB\n",
-			hi.Sessions, lo.Sessions, hi.Sessions-lo.Sessions, extraRSS(r), extraPSS(r))
+		fmt.Fprintf(b, "memory per extra simulator, isolation %s (peak at %d sims minus peak at %d, over %d): RSS %.0f MiB, PSS %.0f MiB\n",
+			orWindow(r.Isolation), hi.Sessions, lo.Sessions, hi.Sessions-lo.Sessions, extraRSS(r), extraPSS(r))
 	}
 	return nil
 }
@@ -173,4 +175,13 @@ func numOr(n int, v float64, format string) string {
 		return "-"
 	}
 	return fmt.Sprintf(format, v)
+}
+
+// orWindow is the isolation a report names, window for a report written
+// before editorbench measured isolated simulators.
+func orWindow(isolation string) string {
+	if isolation == "" {
+		return adapter.IsolationWindow
+	}
+	return isolation
 }

@@ -119,7 +119,10 @@ func (t target) verdict() string {
 
 // report is everything the benchmark prints; -json writes it as is.
 type report struct {
-	Backend    driver.Backend  `json:"browser_backend"`
+	Backend driver.Backend `json:"browser_backend"`
+	// Isolation is what a simulator was in the throughput levels: a
+	// window of a shared code-server, or a code-server of its own.
+	Isolation  string          `json:"isolation,omitempty"`
 	Runs       int             `json:"runs"`
 	Rounds     int             `json:"throughput_rounds"`
 	CPUs       int             `json:"cpus"`

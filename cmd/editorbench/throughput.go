@@ -47,7 +47,7 @@ func (b *bench) runLevel(ctx context.Context, out string, n int, cfgs []dialog.C
 	}
 	rc := driver.DefaultRunConfig(b.root, out)
 	resp.Reader = adapter.Set(rc.Adapters)
-	rc.Sessions, rc.PluginVersion, rc.Browser.Backend = n, b.plugin, b.backend
+	rc.Sessions, rc.PluginVersion, rc.Browser.Backend, rc.Isolation = n, b.plugin, b.backend, b.opts.Isolation
 	cc := capture.DefaultConfig()
 	cc.Classify = adapter.Classify(rc.Adapters)
 	var (
@@ -119,24 +119,24 @@ func (b *bench) runLevel(ctx context.Context, out string, n int, cfgs []dialog.C
 	return res, nil
 }
 
-// runFolderPIDs reads code-server's process group and Chromium's main
-// process from the run folder's processes.json, which the driver writes
-// when it has started them (and removes when it stops them): 0, 0 before
-// and after.
-func runFolderPIDs(out string) func() (editor, browser int) {
-	return func() (int, int) {
+// runFolderPIDs reads the code-servers' process groups (one the
+// simulators share, or one each) and Chromium's main process from the run
+// folder's processes.json, which the driver writes when it has started
+// them (and removes when it stops them): none before and after.
+func runFolderPIDs(out string) func() (editors []int, browser int) {
+	return func() ([]int, int) {
 		data, err := os.ReadFile(filepath.Join(out, "processes.json"))
 		if err != nil {
-			return 0, 0
+			return nil, 0
 		}
 		var p struct {
-			Editor  int `json:"code_server_pgid"`
-			Browser int `json:"chromium_pgid"`
+			Editors []int `json:"code_server_pgids"`
+			Browser int   `json:"chromium_pgid"`
 		}
 		if json.Unmarshal(data, &p) != nil {
-			return 0, 0
+			return nil, 0
 		}
-		return p.Editor, p.Browser
+		return p.Editors, p.Browser
 	}
 }
 

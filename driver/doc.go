@@ -1,0 +1,36 @@
+// Package driver turns a chat config into a dialogue by driving a real
+// code-server in headless Chromium, through the plugin under simulation,
+// the way a developer would (keys, text, mouse), with the plugin's model
+// requests answered by the capture endpoint.
+//
+// Its parts, each in files of its own:
+//
+//   - The editor's processes: code-server started in its own process
+//     group with its own user-data, HOME, XDG folders and TMPDIR
+//     (editor.go, env.go, settings.go, builtins.go, password.go), the
+//     plugins installed from a folder or a .vsix (install.go), the files
+//     and keybindings an adapter writes into an editor (editorfiles.go),
+//     the packages a plugin requires without shipping them (extmodules.go)
+//     and its activation failures, read from the extension hosts' logs
+//     (activation.go), and the bookkeeping that ends a killed run's
+//     editors and browser (stale.go, lock.go).
+//   - The browser backends: go-rod and chromedp behind one small page
+//     interface (browser.go, browser_rod.go, browser_chromedp.go,
+//     flags.go, startup.go).
+//   - The workbench steps: a window's waits and actions (window.go,
+//     workbench.go, keys.go, scroll.go, positions.go, ready.go, login.go),
+//     the plugin's chat view (plugin.go), and one dialogue's steps
+//     (session.go, setup.go, steps.go, exchanges.go, uiturn.go).
+//   - The simulator slots (slot.go, run.go, recycle.go): a Runner owns a
+//     run's browser, its editors and its slots; each slot is a window on
+//     the editor every slot shares (isolation window) or a window on an
+//     editor of its own (isolation editor). The farm's workers schedule
+//     the configs and drive each on a slot (Runner.DriveSlot); the slot
+//     recovers its editor and window between configs. There is no other
+//     scheduler: `dialogfarm run`, `drive` and `worker` drive through the
+//     farm (package pipeline), and so do this package's tests.
+//
+// Live checks of an adapter (ValidateLive), the probe of a plugin without
+// one (Probe) and the doctor's activation check (CheckActivation) open a
+// slot of their own.
+package driver
