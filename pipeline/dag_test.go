@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -18,7 +19,6 @@ import (
 	"dialogfarm/configgen"
 	"dialogfarm/dataset"
 	"dialogfarm/dialog"
-	"dialogfarm/judge"
 	"dialogfarm/profiles"
 	"dialogfarm/sft"
 )
@@ -64,11 +64,13 @@ func recordedDialogues(tb testing.TB, configs []dialog.ChatConfig) []dialog.Dial
 	return out
 }
 
-// TestDefaultPipelineMatchesRun runs today's Run and the default pipeline
-// into two folders holding the same recorded dialogues (so neither starts
-// the editor: every config is recorded) and compares every file they
-// both write, byte for byte, and the printed tables.
-func TestDefaultPipelineMatchesRun(t *testing.T) {
+// TestRunDefault runs the default pipeline, as `run` does, into a run
+// folder holding recorded dialogues (so the drive node starts no editor:
+// every config is recorded), checks the files and results it writes, that
+// a second run reuses every node, that editing a node's params runs it and
+// what depends on it again, and that other arguments on the folder are
+// refused.
+func TestRunDefault(t *testing.T) {
 	ctx := context.Background()
 	log := zaptest.NewLogger(t)
 	repo := sampleRepo(t)
@@ -93,78 +95,67 @@ func TestDefaultPipelineMatchesRun(t *testing.T) {
 	}
 	ds := recordedDialogues(t, gen.Configs)
 
-	runA, runB := t.TempDir(), t.TempDir()
-	for _, dir := range []string{runA, runB} {
-		if err := writeDialogues(filepath.Join(dir, DialoguesFile), ds); err != nil {
-			t.Fatal(err)
-		}
+	runB := t.TempDir()
+	if err := writeDialogues(filepath.Join(runB, DialoguesFile), ds); err != nil {
+		t.Fatal(err)
 	}
-	var tableA, tableB bytes.Buffer
-	cfg := Config{Out: runA, Profile: prof, ProfileName: "default", Table: &tableA}
-	cfg.Plan = analyst.PlanConfig{N: n, Seed: seed}
-	cfg.Configs = configgen.DefaultConfig()
-	cfg.Configs.Repos, cfg.Configs.Seed = []string{repo}, seed
-	cfg.Configs.CachePath = filepath.Join(runA, "queries.cache.jsonl")
-	cfg.Export = export
-	cfg.Report = analyst.DefaultReportConfig()
-	cfg.Report.KeptTurns = func(d dialog.Dialogue) int { return sft.KeptTurns(d, export) }
-	cfg.Dataset = dataset.DefaultOptions()
-	cfg.Dataset.Seed, cfg.Dataset.Run.RubricVersion = seed, judge.RubricVersion(nil)
-	if _, err := Run(ctx, cfg, Deps{}, log); err != nil {
-		t.Fatalf("Run: %v", err)
-	}
-
-	spec := DefaultSpec(DefaultOptions{Profile: "default", N: n, Seed: &seed, Repos: []string{repo}, Export: export})
-	states, err := RunSpec(ctx, spec, NewRegistry(), RunEnv{Out: runB, Table: &tableB, Log: log})
+	var tableB bytes.Buffer
+	dsOpt := dataset.DefaultOptions()
+	dsOpt.Name, dsOpt.Split = "demo-set", 0.5
+	o := DefaultOptions{Profile: "default", N: n, Seed: &seed, Repos: []string{repo}, Export: export, Dataset: dsOpt}
+	states, err := RunDefault(ctx, o, RunEnv{Out: runB, Table: &tableB, Log: log})
 	if err != nil {
-		t.Fatalf("RunSpec: %v", err)
+		t.Fatalf("RunDefault: %v", err)
 	}
 	if len(states) != 7 {
 		t.Fatalf("ran %d nodes, want 7", len(states))
 	}
-	compared := 0
-	err = filepath.WalkDir(runA, func(path string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
+	for _, f := range []string{ManifestFile, PlanFile, ConfigsFile, DialoguesFile, SFTFile, sft.SidecarPath(SFTFile), ReportFile,
+		"report.html", filepath.Join(DatasetDir, "train.jsonl"), filepath.Join(DatasetDir, "validation.jsonl"), filepath.Join(DatasetDir, "README.md")} {
+		if _, err := os.Stat(filepath.Join(runB, f)); err != nil {
+			t.Errorf("the default pipeline did not write %s", f)
 		}
-		rel, _ := filepath.Rel(runA, path)
-		if rel == ManifestFile {
-			return nil // the pipeline keeps node states in nodes/ instead
-		}
-		a, _ := os.ReadFile(path)
-		b, err := os.ReadFile(filepath.Join(runB, rel))
-		if err != nil {
-			t.Errorf("%s: written by Run, not by the default pipeline: %v", rel, err)
-			return nil
-		}
-		// Configs name the run folder's own sanitised copy of the repository.
-		a, b = bytes.ReplaceAll(a, []byte(runA), []byte("OUT")), bytes.ReplaceAll(b, []byte(runB), []byte("OUT"))
-		if !bytes.Equal(a, b) {
-			t.Errorf("%s differs:\nRun:\n%.400s\npipeline:\n%.400s", rel, a, b)
-		}
-		compared++
-		return nil
-	})
+	}
+	// The plan and configs are those of the plan and seed asked for.
+	gotPlan, err := profiles.ReadPlan(filepath.Join(runB, PlanFile))
+	if err != nil || gotPlan.ID != pl.ID {
+		t.Errorf("plan %v, err %v; want the plan of n %d seed %d (%s)", gotPlan, err, n, seed, pl.ID)
+	}
+	configs, err := readConfigsFile(filepath.Join(runB, ConfigsFile))
+	if err != nil || len(configs) != n {
+		t.Errorf("%d configs, err %v", len(configs), err)
+	}
+	if tableB.Len() == 0 {
+		t.Error("no report table printed")
+	}
+	res, err := ResultOf(states)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []string{PlanFile, ConfigsFile, DialoguesFile, SFTFile, sft.SidecarPath(SFTFile), ReportFile, "report.html", filepath.Join(DatasetDir, "train.jsonl"), filepath.Join(DatasetDir, "README.md")} {
-		if _, err := os.Stat(filepath.Join(runB, f)); err != nil {
-			t.Errorf("default pipeline did not write %s", f)
-		}
+	if res.Drive.Skipped != n || res.Drive.OK != 0 || res.Export.Records != n/2 || res.Dataset.Records != n/2 ||
+		res.Dataset.Splits[dataset.SplitValidation] != n/4 {
+		t.Errorf("results: drive %+v, export %d records, dataset %d records %v", res.Drive, res.Export.Records, res.Dataset.Records, res.Dataset.Splits)
 	}
-	if tableA.String() != tableB.String() || tableA.Len() == 0 {
-		t.Errorf("report tables differ:\n%s\n---\n%s", tableA.String(), tableB.String())
+	card, _ := os.ReadFile(filepath.Join(runB, DatasetDir, "README.md"))
+	if !bytes.Contains(card, []byte("demo-set")) {
+		t.Errorf("the dataset options did not reach the dataset node: card %.300s", card)
 	}
 	sftData, _ := os.ReadFile(filepath.Join(runB, SFTFile))
 	if got := bytes.Count(sftData, []byte("\n")); got != n/2 {
 		t.Errorf("sft records %d, want %d (the 5-point dialogues)", got, n/2)
 	}
-	t.Logf("%d files identical; %d SFT records", compared, bytes.Count(sftData, []byte("\n")))
+	spec := DefaultSpec(o)
 
-	// Run again: every node but drive is cached, and drive starts nothing.
+	// Other arguments on the folder are refused, not mixed in.
+	other := o
+	other.N = n + 1
+	if _, err := RunDefault(ctx, other, RunEnv{Out: runB, Log: log}); !errors.Is(err, ErrOtherRun) {
+		t.Errorf("another n on the run folder: err = %v, want ErrOtherRun", err)
+	}
+
+	// A second run reuses every node, with its results.
 	var statuses []string
-	_, err = RunSpec(ctx, spec, NewRegistry(), RunEnv{Out: runB, Log: log, OnNode: func(s NodeState) {
+	states, err = RunDefault(ctx, o, RunEnv{Out: runB, Log: log, OnNode: func(s NodeState) {
 		if s.Status == NodeCached || s.Status == NodeDone {
 			statuses = append(statuses, s.ID+"="+s.Status)
 		}
@@ -175,6 +166,9 @@ func TestDefaultPipelineMatchesRun(t *testing.T) {
 	want := []string{"profile=cached", "plan=cached", "configs=cached", "drive=done", "export=cached", "report=cached", "dataset=cached"}
 	if !slices.Equal(statuses, want) {
 		t.Errorf("second run: %v, want %v", statuses, want)
+	}
+	if again, _ := ResultOf(states); again.Export.Records != n/2 || again.Dataset.Records != n/2 {
+		t.Errorf("cached nodes lost their results: %+v", again)
 	}
 
 	// Edit the export's min_score: only export and report run again (the

@@ -51,6 +51,11 @@ type NodeState struct {
 	Error    string           `json:"error,omitempty"`
 	Started  time.Time        `json:"started,omitzero"`
 	Finished time.Time        `json:"finished,omitzero"`
+	// Result is what the node's stage reported: the drive's
+	// driver.Summary, the export's sft.Summary, the dataset's
+	// dataset.Stats (read back from a state file, their JSON objects);
+	// none for other operators. ResultOf reads them.
+	Result any `json:"result,omitempty"`
 }
 
 // RunEnv is what a pipeline run needs besides the pipeline.
@@ -65,6 +70,9 @@ type RunEnv struct {
 	JudgeFor func(endpoint string) (Rejudger, error)
 	// Validate is the environment the pipeline is checked against first.
 	Validate Env
+	// Rubrics are the rubric overrides of the run's judge (judge.Config),
+	// named in the dataset card by their version.
+	Rubrics map[string]string
 	// Limit bounds how many configs each drive node drives (0: all).
 	Limit           int
 	Progress, Table io.Writer
@@ -88,6 +96,7 @@ type nodeRun struct {
 	params map[string]any
 	in     map[string]Value
 	out    map[string]Value
+	result any // what the stage reports, kept in the node's state
 }
 
 type driverProgress = driver.Progress
@@ -107,9 +116,9 @@ func (x *nodeRun) decode(v any) error {
 // ErrInvalid means the pipeline has validation errors.
 var ErrInvalid = errors.New("the pipeline is not valid")
 
-// canonical are the run folder's files of today's stages: a node whose id
-// is its operator's name writes there, so the default pipeline fills the
-// run folder exactly as Run does.
+// canonical are the run folder's files of the stages: a node whose id is
+// its operator's name writes there, so the default pipeline fills the run
+// folder with its usual files.
 var canonical = map[string]string{"plan": PlanFile, "configs": ConfigsFile, "drive": DialoguesFile, "export": SFTFile, "report": ReportFile, "dataset": DatasetDir}
 
 var extension = map[PortType]string{TypeProfile: ".yaml", TypePlan: ".json", TypeConfigs: ".jsonl", TypeDialogues: ".jsonl", TypeSFT: ".jsonl", TypeReport: ".json", TypeDataset: ""}
@@ -131,6 +140,12 @@ func outputPath(out string, n *Node, p Port) string {
 func RunSpec(ctx context.Context, s *Spec, reg *Registry, env RunEnv) ([]NodeState, error) {
 	if env.Log == nil {
 		env.Log = zap.NewNop()
+	}
+	// One redactor for every node, so a secret keeps its placeholder
+	// across configs, drive, export and dataset.
+	var err error
+	if env.Drive.Redact, err = redactor(env.Drive.Redact); err != nil {
+		return nil, err
 	}
 	if errs := Errors(Validate(s, reg, env.Validate)); len(errs) > 0 {
 		var msgs []string
@@ -197,7 +212,7 @@ func runNode(ctx context.Context, n *Node, op *Operator, states map[string]*Node
 	statePath := filepath.Join(env.Out, "nodes", n.ID+".state.json")
 	old := readState(statePath)
 	if old != nil && old.Key == key && old.Status == NodeDone && n.Op != "drive" && outputsExist(old.Outputs) {
-		st.Status, st.Outputs, st.Started, st.Finished = NodeCached, old.Outputs, old.Started, old.Finished
+		st.Status, st.Outputs, st.Started, st.Finished, st.Result = NodeCached, old.Outputs, old.Started, old.Finished, old.Result
 		notify()
 		env.Log.Info("node cached", zap.String("node", n.ID), zap.String("key", key[:12]))
 		return st, nil
@@ -207,7 +222,7 @@ func runNode(ctx context.Context, n *Node, op *Operator, states map[string]*Node
 			return st, err
 		}
 	}
-	st.Status, st.Started, st.Outputs = NodeRunning, time.Now().UTC(), nil
+	st.Status, st.Started, st.Outputs, st.Result = NodeRunning, time.Now().UTC(), nil, nil
 	st.Error = ""
 	if err := writeState(statePath, st); err != nil {
 		return st, err
@@ -233,6 +248,7 @@ func runNode(ctx context.Context, n *Node, op *Operator, states map[string]*Node
 		notify()
 		return st, runErr
 	}
+	st.Result = x.result
 	st.Outputs = map[string]Value{}
 	for name, v := range x.out {
 		if v.Hash, err = hashValue(v); err != nil {

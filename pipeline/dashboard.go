@@ -73,15 +73,3 @@ func WriteDashboard(spec *Spec, nodes []NodeState, out, status string) error {
 	d.Progress.Status = status
 	return dashboard.WriteFile(out, d)
 }
-
-// WriteRunDashboard writes OUT/dashboard.html for a run folder of Run.
-func WriteRunDashboard(out string, export sft.Options) error {
-	path := func(f string) string { return filepath.Join(out, f) }
-	d, err := dashboard.Build(dashboard.Sources{Dir: out, Dialogues: path(DialoguesFile), Configs: path(ConfigsFile),
-		Report: path(ReportFile), Export: export})
-	if err != nil {
-		return err
-	}
-	d.Progress.Status = RunDone
-	return dashboard.WriteFile(out, d)
-}

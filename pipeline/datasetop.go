@@ -14,8 +14,7 @@ import (
 // TypeDataset is a dataset folder (package dataset): it ends a pipeline.
 const TypeDataset PortType = "dataset"
 
-// datasetOperator writes the dataset folder from judged dialogues, as the
-// dataset stage of Run does.
+// datasetOperator writes the dataset folder from judged dialogues.
 func datasetOperator() *Operator {
 	def, exp := dataset.DefaultOptions(), sft.DefaultOptions()
 	return &Operator{
@@ -69,10 +68,13 @@ func runDataset(ctx context.Context, x *nodeRun) error {
 		return err
 	}
 	cfg.Export = sft.Options{Format: p.Format, MinScore: p.MinScore, Meta: p.Meta, AllowOffline: p.AllowOffline}
+	if x.env.Drive.Redact != nil {
+		cfg.Export.Secrets = x.env.Drive.Redact.Detector()
+	}
 	opt := dataset.DefaultOptions()
 	opt.Split, opt.Tokenizer, opt.MaxTokens = p.Split, p.Tokenizer, p.MaxTokens
 	opt.Dedup.Exact, opt.Dedup.Near, opt.Name, opt.License = p.DedupExact, p.DedupNear, p.Name, p.License
-	opt.Run.RubricVersion = judge.RubricVersion(nil)
+	opt.Run.RubricVersion = judge.RubricVersion(x.env.Rubrics)
 	switch plan, ok := x.in["plan"]; {
 	case p.Seed != nil:
 		opt.Seed = *p.Seed
@@ -84,6 +86,6 @@ func runDataset(ctx context.Context, x *nodeRun) error {
 		opt.Seed = pl.Seed
 	}
 	cfg.Dataset = opt
-	_, err = writeDataset(ctx, cfg, x.in["dialogues"].Path, x.out["dataset"].Path)
+	x.result, err = writeDataset(ctx, cfg, x.in["dialogues"].Path, x.out["dataset"].Path)
 	return err
 }

@@ -1,15 +1,21 @@
 // Package pipeline runs dialogfarm end to end. The order of the stages is
-// written once, in Run:
+// written once, in DefaultSpec, as a pipeline (a DAG of operators) that
+// RunSpec runs; `dialogfarm run` is RunDefault, `run --pipeline FILE` is
+// RunSpec on the file:
 //
-//	plan → configs → drive → export → report → dataset
+//	profile → plan → configs → drive → export
+//	                       └──────────┴→ report
+//	                                 └──────→ dataset
 //
-// Each stage reads the previous stage's file in the run folder and writes
-// its own, so a run killed at any point and started again with the same
-// arguments resumes: a plan or configs file already written is reused (they
-// are deterministic and written atomically), the drive stage skips configs
-// already recorded ok, and export and report are recomputed from what is
-// recorded (they are idempotent). Arguments that differ from those the run
-// folder was made with are refused rather than mixed in.
+// Each node reads its inputs' files in the run folder and writes its own
+// (the default pipeline's nodes the folder's usual names: plan.json,
+// configs.jsonl, dialogues.jsonl, sft.jsonl, report.json, dataset/), so a
+// run killed at any point and started again with the same arguments
+// resumes: a node whose inputs and params are unchanged is not run again,
+// the drive node skips configs already recorded ok, and a plan or configs
+// file already written is reused (they are deterministic and written
+// atomically). RunDefault refuses a run folder made with other arguments
+// (run.json) rather than mixing them in.
 package pipeline
 
 import (
@@ -23,7 +29,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
 	"go.uber.org/zap"
 
@@ -38,8 +43,8 @@ import (
 	"dialogfarm/sft"
 )
 
-// Config is a whole run.
-type Config struct {
+// stageConfig is what the stage functions the operators share take.
+type stageConfig struct {
 	// Out is the run folder.
 	Out string
 	// Profile is the behaviour profile; ProfileName names it in the
@@ -52,8 +57,7 @@ type Config struct {
 	Export      sft.Options
 	Report      analyst.ReportConfig
 	// Dataset configures the dataset folder (its Export is replaced by
-	// Export, its Run by what the run folder holds); the zero value writes
-	// none.
+	// Export, its Run by what the run folder holds).
 	Dataset dataset.Options
 	// Progress receives progress lines of the long stages; nil is silent.
 	Progress io.Writer
@@ -72,14 +76,6 @@ const (
 	DatasetDir    = "dataset"
 )
 
-// Result is what a run produced.
-type Result struct {
-	Drive   driver.Summary
-	Export  sft.Summary
-	Report  *analyst.Report
-	Dataset dataset.Stats
-}
-
 // Deps are the parts a run needs that the caller builds: who answers the
 // plugin, and who writes follow-up queries.
 type Deps struct {
@@ -87,74 +83,69 @@ type Deps struct {
 	FollowUps driver.FollowUps
 }
 
-type stage struct {
-	name string
-	run  func(ctx context.Context) error
+// RunDefault runs the default pipeline of o (DefaultSpec) into env.Out:
+// the run folder's manifest (run.json) is written on the first run and
+// must match on every later one (ErrOtherRun otherwise), then RunSpec runs
+// the nodes.
+func RunDefault(ctx context.Context, o DefaultOptions, env RunEnv) ([]NodeState, error) {
+	p, err := profiles.Load(o.Profile)
+	if err != nil {
+		return nil, err
+	}
+	m := manifest{Profile: o.Profile, ProfileHash: p.Hash(), N: o.N, Seed: p.Seed, Repos: o.Repos}
+	if o.Seed != nil {
+		m.Seed = *o.Seed
+	}
+	if err := runfiles.MkdirAll(env.Out); err != nil {
+		return nil, fmt.Errorf("create run folder: %w", err)
+	}
+	if err := checkManifest(filepath.Join(env.Out, ManifestFile), m); err != nil {
+		return nil, err
+	}
+	return RunSpec(ctx, DefaultSpec(o), NewRegistry(), env)
 }
 
-// Run executes the stages in order.
-func Run(ctx context.Context, cfg Config, deps Deps, log *zap.Logger) (Result, error) {
-	var (
-		res     Result
-		plan    *profiles.Plan
-		configs []dialog.ChatConfig
-		path    = func(name string) string { return filepath.Join(cfg.Out, name) }
-	)
-	if err := runfiles.MkdirAll(cfg.Out); err != nil {
-		return res, fmt.Errorf("create run folder: %w", err)
-	}
-	if err := checkManifest(path(ManifestFile), newManifest(cfg)); err != nil {
-		return res, err
-	}
-	var err error
-	if cfg.Drive.Redact, err = redactor(cfg.Drive.Redact); err != nil {
-		return res, err
-	}
-	cfg.Export.Secrets = cfg.Drive.Redact.Detector()
-	stages := []stage{
-		{"plan", func(ctx context.Context) (err error) {
-			plan, err = makePlan(cfg, path(PlanFile))
-			return err
-		}},
-		{"configs", func(ctx context.Context) (err error) {
-			configs, err = makeConfigs(ctx, cfg, plan, path(ConfigsFile), log)
-			return err
-		}},
-		{"drive", func(ctx context.Context) (err error) {
-			dc := cfg.Drive
-			dc.Run.Out = cfg.Out
-			dc.Run.Progress = progressPrinter(cfg.Progress)
-			res.Drive, err = Drive(ctx, dc, configs, deps.Responder, deps.FollowUps, log)
-			return err
-		}},
-		{"export", func(ctx context.Context) (err error) {
-			res.Export, err = sft.ExportFiles(ctx, path(DialoguesFile), path(SFTFile), cfg.Export)
-			return err
-		}},
-		{"report", func(ctx context.Context) (err error) {
-			res.Report, err = writeReport(cfg, path(ConfigsFile), path(DialoguesFile), path(ReportFile))
-			return err
-		}},
-	}
-	if cfg.Dataset.Name != "" {
-		stages = append(stages, stage{"dataset", func(ctx context.Context) (err error) {
-			res.Dataset, err = writeDataset(ctx, cfg, path(DialoguesFile), path(DatasetDir))
-			return err
-		}})
-	}
-	for _, st := range stages {
-		start := time.Now()
-		log.Info("stage starts", zap.String("stage", st.name))
-		if err := st.run(ctx); err != nil {
-			return res, fmt.Errorf("%s: %w", st.name, err)
+// Result is what the default pipeline's stages reported, read from the
+// node states of a run (a node cached from an earlier run reports what it
+// reported then).
+type Result struct {
+	Drive   driver.Summary
+	Export  sft.Summary
+	Dataset dataset.Stats
+}
+
+// ResultOf reads the results of the nodes with the default pipeline's ids
+// (drive, export, dataset) from a run's node states.
+func ResultOf(states []NodeState) (Result, error) {
+	var res Result
+	for _, st := range states {
+		var v any
+		switch st.ID {
+		case "drive":
+			v = &res.Drive
+		case "export":
+			v = &res.Export
+		case "dataset":
+			v = &res.Dataset
+		default:
+			continue
 		}
-		log.Info("stage done", zap.String("stage", st.name), zap.Duration("took", time.Since(start).Round(time.Millisecond)))
+		if st.Result == nil {
+			continue
+		}
+		data, err := json.Marshal(st.Result)
+		if err == nil {
+			err = json.Unmarshal(data, v)
+		}
+		if err != nil {
+			return res, fmt.Errorf("node %s: result: %w", st.ID, err)
+		}
 	}
 	return res, nil
 }
 
 // makePlan reuses the plan file when it exists, else plans and writes it.
-func makePlan(cfg Config, path string) (*profiles.Plan, error) {
+func makePlan(cfg stageConfig, path string) (*profiles.Plan, error) {
 	if _, err := os.Stat(path); err == nil {
 		return profiles.ReadPlan(path)
 	}
@@ -169,7 +160,7 @@ func makePlan(cfg Config, path string) (*profiles.Plan, error) {
 // sanitiseRepos; on a resumed run it checks and reuses them), then reuses
 // the configs file when it exists, else generates it from the copies, so
 // that the configs' positions are those of the text the editor shows.
-func makeConfigs(ctx context.Context, cfg Config, pl *profiles.Plan, path string, log *zap.Logger) ([]dialog.ChatConfig, error) {
+func makeConfigs(ctx context.Context, cfg stageConfig, pl *profiles.Plan, path string, log *zap.Logger) ([]dialog.ChatConfig, error) {
 	r, err := redactor(cfg.Drive.Redact)
 	if err != nil {
 		return nil, err
@@ -191,7 +182,7 @@ func makeConfigs(ctx context.Context, cfg Config, pl *profiles.Plan, path string
 }
 
 // writeReport builds the fidelity report, prints its table and writes it.
-func writeReport(cfg Config, configsPath, dialoguesPath, path string) (*analyst.Report, error) {
+func writeReport(cfg stageConfig, configsPath, dialoguesPath, path string) (*analyst.Report, error) {
 	configs, dialogues, err := analyst.ReadRun(configsPath, dialoguesPath)
 	if err != nil {
 		return nil, err
@@ -235,7 +226,7 @@ func WriteReportHTML(r *analyst.Report, path string) error {
 
 // writeDataset builds the run's dataset folder, its card naming what the
 // run folder says about the run.
-func writeDataset(ctx context.Context, cfg Config, dialoguesPath, dir string) (dataset.Stats, error) {
+func writeDataset(ctx context.Context, cfg stageConfig, dialoguesPath, dir string) (dataset.Stats, error) {
 	opt := cfg.Dataset
 	ri, err := dataset.ReadRunInfo(cfg.Out)
 	if err != nil {
@@ -257,10 +248,6 @@ type manifest struct {
 	N           int      `json:"n"`
 	Seed        int64    `json:"seed"`
 	Repos       []string `json:"repos"`
-}
-
-func newManifest(cfg Config) manifest {
-	return manifest{Profile: cfg.ProfileName, ProfileHash: cfg.Profile.Hash(), N: cfg.Plan.N, Seed: cfg.Plan.Seed, Repos: cfg.Configs.Repos}
 }
 
 // ErrOtherRun means the run folder was made with other arguments.

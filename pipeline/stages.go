@@ -25,8 +25,7 @@ import (
 // is made of several runs with different seeds, merged.
 const MaxDialogues = 1_000_000
 
-// stageOperators are today's stages as operators. Each runs the same code
-// as Run, so the default pipeline writes the same files.
+// stageOperators are the stages as operators.
 func stageOperators() []*Operator {
 	def := sft.DefaultOptions()
 	return []*Operator{
@@ -162,9 +161,9 @@ func runAnalyze(ctx context.Context, x *nodeRun) error {
 	return analyst.WriteFit(x.out["profile"].Path, fit)
 }
 
-// stageConfig is the Config the shared stage functions take.
-func (x *nodeRun) stageConfig() (Config, error) {
-	cfg := Config{Out: x.env.Out, Progress: x.env.Progress, Table: x.env.Table}
+// stageConfig is the config of the shared stage functions for this node.
+func (x *nodeRun) stageConfig() (stageConfig, error) {
+	cfg := stageConfig{Out: x.env.Out, Progress: x.env.Progress, Table: x.env.Table}
 	if v, ok := x.in["profile"]; ok {
 		p, err := profiles.Load(v.Path)
 		if err != nil {
@@ -207,7 +206,7 @@ func runConfigs(ctx context.Context, x *nodeRun) error {
 	if err != nil {
 		return err
 	}
-	cfg := Config{Out: x.env.Out, Configs: configgen.DefaultConfig(), Drive: x.env.Drive}
+	cfg := stageConfig{Out: x.env.Out, Configs: configgen.DefaultConfig(), Drive: x.env.Drive}
 	cfg.Configs.Repos, cfg.Configs.Seed, cfg.Configs.Model = p.Repos, pl.Seed, x.env.QueryModel
 	if p.Seed != nil {
 		cfg.Configs.Seed = *p.Seed
@@ -236,7 +235,7 @@ func runDrive(ctx context.Context, x *nodeRun) error {
 		show := dc.Run.Progress
 		dc.Run.Progress = func(p driverProgress) { show(p); x.env.DriveProgress(x.node.ID, p) }
 	}
-	_, err = Drive(ctx, dc, configs, x.env.Deps.Responder, x.env.Deps.FollowUps, x.env.Log)
+	x.result, err = Drive(ctx, dc, configs, x.env.Deps.Responder, x.env.Deps.FollowUps, x.env.Log)
 	return err
 }
 
@@ -305,7 +304,10 @@ func runExport(ctx context.Context, x *nodeRun) error {
 	if err != nil {
 		return err
 	}
-	_, err = sft.ExportFiles(ctx, x.in["dialogues"].Path, x.out["sft"].Path, opt)
+	if x.env.Drive.Redact != nil {
+		opt.Secrets = x.env.Drive.Redact.Detector()
+	}
+	x.result, err = sft.ExportFiles(ctx, x.in["dialogues"].Path, x.out["sft"].Path, opt)
 	return err
 }
 

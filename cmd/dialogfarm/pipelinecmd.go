@@ -159,31 +159,21 @@ func ports(ps []pipeline.Port) string {
 	return s
 }
 
-// runPipeline is run --pipeline FILE.
-func (a *app) runPipeline(ctx context.Context, path string) error {
-	out := a.v.GetString("out")
-	if out == "" {
-		return errors.New("run --pipeline: --out is required")
-	}
+// runPipeline is run --pipeline FILE, in env.
+func (a *app) runPipeline(ctx context.Context, path string, env pipeline.RunEnv) error {
 	s, err := readSpec(path)
 	if err != nil {
 		return err
 	}
-	env, done, err := a.runEnv(out)
-	if err != nil {
-		return err
-	}
-	defer done()
-	env.Limit = a.v.GetInt("limit")
 	states, err := pipeline.RunSpec(ctx, s, pipeline.NewRegistry(), env)
 	for _, st := range states {
 		fmt.Fprintf(a.stdout, "%-16s %-14s %-7s %s\n", st.ID, st.Op, st.Status, st.Key[:min(12, len(st.Key))])
 	}
 	if err == nil {
-		if derr := pipeline.WriteDashboard(s, states, out, pipeline.RunDone); derr != nil {
+		if derr := pipeline.WriteDashboard(s, states, env.Out, pipeline.RunDone); derr != nil {
 			a.log.Warn("dashboard not written", zap.Error(derr))
 		} else {
-			fmt.Fprintf(a.stdout, "dashboard: %s\n", filepath.Join(out, dashboard.File))
+			fmt.Fprintf(a.stdout, "dashboard: %s\n", filepath.Join(env.Out, dashboard.File))
 		}
 	}
 	return err
@@ -192,7 +182,8 @@ func (a *app) runPipeline(ctx context.Context, path string) error {
 // runEnv builds what a pipeline run needs from the flags; done prints the
 // pool's accounting.
 func (a *app) runEnv(out string) (pipeline.RunEnv, func(), error) {
-	env := pipeline.RunEnv{Out: out, Progress: a.stderr, Table: a.stdout, Log: a.log, Validate: a.validationEnv()}
+	env := pipeline.RunEnv{Out: out, Progress: a.stderr, Table: a.stdout, Log: a.log, Validate: a.validationEnv(),
+		Rubrics: a.v.GetStringMapString("judge.rubrics")}
 	dc, err := a.driveConfig(out)
 	if err != nil {
 		return env, nil, err

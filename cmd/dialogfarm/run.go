@@ -9,9 +9,6 @@ import (
 	"github.com/spf13/cobra"
 	"go.uber.org/zap"
 
-	"dialogfarm/analyst"
-	"dialogfarm/configgen"
-	"dialogfarm/dialog"
 	"dialogfarm/driver"
 	"dialogfarm/pipeline"
 	"dialogfarm/profiles"
@@ -22,17 +19,18 @@ func runCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Plan, generate configs, drive the editor, export SFT JSONL and a dataset folder, report fidelity, in one resumable run",
-		Long: `run executes the whole pipeline into one run folder:
-
-  plan → configs → drive → export → report → dataset
+		Long: `run runs the default pipeline (dialogfarm pipeline default prints it) into
+one run folder OUT: plan → configs → drive → export, report, dataset.
 
 OUT/plan.json, OUT/configs.jsonl, OUT/dialogues.jsonl (+ exchanges.jsonl,
 failures/), OUT/sft.jsonl, OUT/report.json and the dataset folder
 OUT/dataset/ (train/validation JSONL, dataset card, LLaMA-Factory
-dataset_info.json, stats.json; see export). Killed at any point and started
-again with the same arguments, it resumes: plan and configs are reused, no
-config recorded ok is driven again, export and report are recomputed. Other
-arguments on an existing OUT are refused.
+dataset_info.json, stats.json; see export), each stage's state under
+OUT/nodes/. Killed at any point and started again with the same arguments,
+it resumes: plan and configs are reused, no config recorded ok is driven
+again, and a stage whose inputs and params did not change is not run
+again. Other arguments on an existing OUT are refused. With --pipeline FILE
+it runs that pipeline instead.
 
 Answers come from the pool and judge of --config/--pool (dialogfarm.yaml), one
 upstream model (--responder openai), or the offline stand-in.`,
@@ -46,7 +44,7 @@ upstream model (--responder openai), or the offline stand-in.`,
 	f.Int64("seed", 0, "random seed (default: the profile's seed)")
 	f.String("out", "", "run folder (required)")
 	f.String("pipeline", "", "run this pipeline file (see `dialogfarm pipeline`) instead of the default stages; --profile, --repos, --n, --seed and the export flags then come from the file")
-	f.Int("limit", 0, "with --pipeline: drive at most this many configs per drive node (0: all)")
+	f.Int("limit", 0, "drive at most this many configs per drive node (0: all)")
 	addQueryModelFlags(cmd)
 	def := sft.DefaultOptions()
 	f.String("format", def.Format, "SFT format: openai or sharegpt")
@@ -61,69 +59,39 @@ upstream model (--responder openai), or the offline stand-in.`,
 }
 
 func (a *app) run(ctx context.Context) error {
-	if path := a.v.GetString("pipeline"); path != "" {
-		return a.runPipeline(ctx, path)
-	}
-	out, n := a.v.GetString("out"), a.v.GetInt("n")
-	repos := a.v.GetStringSlice("repos")
-	if out == "" || n <= 0 || len(repos) == 0 {
-		return errors.New("run: --out, --repos and a positive --n are required")
+	out, path := a.v.GetString("out"), a.v.GetString("pipeline")
+	var o pipeline.DefaultOptions
+	switch {
+	case path != "" && out == "":
+		return errors.New("run --pipeline: --out is required")
+	case path == "":
+		var err error
+		if o, err = a.defaultOptions(out); err != nil {
+			return err
+		}
 	}
 	lock, err := driver.LockRunFolder(out)
 	if err != nil {
 		return err
 	}
 	defer lock.Unlock()
-	for i, r := range repos {
-		abs, err := filepath.Abs(r)
-		if err != nil {
-			return fmt.Errorf("run: --repos %s: %w", r, err)
-		}
-		repos[i] = abs
-	}
-	profileName := a.v.GetString("profile")
-	p, err := profiles.Load(profileName)
+	env, done, err := a.runEnv(out)
 	if err != nil {
 		return err
 	}
-	cfg := pipeline.Config{Out: out, Profile: p, ProfileName: profileName, Progress: a.stderr, Table: a.stdout}
-	cfg.Plan = analyst.PlanConfig{N: n, Seed: p.Seed}
-	if a.v.IsSet("seed") {
-		cfg.Plan.Seed = a.v.GetInt64("seed")
+	defer done()
+	if err := a.startMetrics(ctx, &env.Drive); err != nil {
+		return err
 	}
-	model, err := a.queryModel()
+	env.Limit = a.v.GetInt("limit")
+	if path != "" {
+		return a.runPipeline(ctx, path, env)
+	}
+	states, err := pipeline.RunDefault(ctx, o, env)
 	if err != nil {
 		return err
 	}
-	cfg.Configs = configgen.DefaultConfig()
-	cfg.Configs.Repos, cfg.Configs.Seed, cfg.Configs.Model = repos, cfg.Plan.Seed, model
-	cfg.Configs.CachePath = filepath.Join(out, "queries.cache.jsonl")
-	cfg.Configs.ContextLines = a.v.GetInt("context-lines")
-	if cfg.Drive, err = a.driveConfig(out); err != nil {
-		return err
-	}
-	if err := a.startMetrics(ctx, &cfg.Drive); err != nil {
-		return err
-	}
-	cfg.Export = sft.Options{Format: a.v.GetString("format"), MinScore: a.v.GetFloat64("min-score"),
-		Meta: a.v.GetString("meta"), AllowOffline: a.v.GetBool("allow-offline")}
-	if err := cfg.Export.Validate(); err != nil {
-		return err
-	}
-	cfg.Dataset = a.datasetOptions(cfg.Export, cfg.Plan.Seed)
-	if err := cfg.Dataset.Validate(); err != nil {
-		return err
-	}
-	cfg.Report = analyst.DefaultReportConfig()
-	cfg.Report.KeptTurns = func(d dialog.Dialogue) int { return sft.KeptTurns(d, cfg.Export) }
-
-	responder, report, err := a.responder(out, cfg.Drive.Run)
-	if err != nil {
-		return err
-	}
-	defer report(a.stderr)
-	deps := pipeline.Deps{Responder: responder, FollowUps: configgen.NewFollowUpWriter(model)}
-	res, err := pipeline.Run(ctx, cfg, deps, a.log)
+	res, err := pipeline.ResultOf(states)
 	if err != nil {
 		return err
 	}
@@ -131,8 +99,40 @@ func (a *app) run(ctx context.Context) error {
 		res.Drive.OK, res.Drive.Failed, res.Drive.Skipped, res.Export.Records,
 		filepath.Join(out, pipeline.SFTFile), filepath.Join(out, pipeline.ReportFile))
 	printDatasetStats(a.stdout, filepath.Join(out, pipeline.DatasetDir), res.Dataset)
-	if err := pipeline.WriteRunDashboard(out, cfg.Export); err != nil {
+	if err := pipeline.WriteDashboard(pipeline.DefaultSpec(o), states, out, pipeline.RunDone); err != nil {
 		a.log.Warn("dashboard not written", zap.Error(err))
 	}
 	return nil
+}
+
+// defaultOptions reads the default pipeline's arguments from the flags.
+func (a *app) defaultOptions(out string) (pipeline.DefaultOptions, error) {
+	n, repos := a.v.GetInt("n"), a.v.GetStringSlice("repos")
+	if out == "" || n <= 0 || len(repos) == 0 {
+		return pipeline.DefaultOptions{}, errors.New("run: --out, --repos and a positive --n are required")
+	}
+	o := pipeline.DefaultOptions{Profile: a.v.GetString("profile"), N: n}
+	for _, r := range repos {
+		abs, err := filepath.Abs(r)
+		if err != nil {
+			return o, fmt.Errorf("run: --repos %s: %w", r, err)
+		}
+		o.Repos = append(o.Repos, abs)
+	}
+	p, err := profiles.Load(o.Profile)
+	if err != nil {
+		return o, err
+	}
+	seed := p.Seed
+	if a.v.IsSet("seed") {
+		seed = a.v.GetInt64("seed")
+		o.Seed = &seed
+	}
+	o.Export = sft.Options{Format: a.v.GetString("format"), MinScore: a.v.GetFloat64("min-score"),
+		Meta: a.v.GetString("meta"), AllowOffline: a.v.GetBool("allow-offline")}
+	if err := o.Export.Validate(); err != nil {
+		return o, err
+	}
+	o.Dataset = a.datasetOptions(o.Export, seed)
+	return o, o.Dataset.Validate()
 }
