@@ -115,18 +115,32 @@ func openFarm(ctx context.Context, cfg FarmConfig, out string) (q *farm.Queue, r
 	return q, run, closer, nil
 }
 
-// farmRunName is the run's name on a shared farm, made once per run folder
-// and kept in OUT/farm.json so a resumed run collects its own results.
-func farmRunName(out string) (string, error) {
+// FarmRunName is the name a run folder's run has on a farm (its
+// farm.json), as status --nats RUN reads it.
+func FarmRunName(out string) (string, error) {
 	path := filepath.Join(out, FarmRunFile)
 	var st struct {
 		Run string `json:"run"`
 	}
-	if data, err := os.ReadFile(path); err == nil {
-		if err := json.Unmarshal(data, &st); err != nil || st.Run == "" {
-			return "", fmt.Errorf("%s: field run: not a farm run file (%v)", path, err)
-		}
-		return st.Run, nil
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("read %s (the run's name on the farm): %w", path, err)
+	}
+	if err := json.Unmarshal(data, &st); err != nil || st.Run == "" {
+		return "", fmt.Errorf("%s: field run: not a farm run file (%v)", path, err)
+	}
+	return st.Run, nil
+}
+
+// farmRunName is the run's name on a shared farm, made once per run folder
+// and kept in OUT/farm.json so a resumed run collects its own results.
+func farmRunName(out string) (string, error) {
+	path := filepath.Join(out, FarmRunFile)
+	if _, err := os.Stat(path); err == nil {
+		return FarmRunName(out)
+	}
+	var st struct {
+		Run string `json:"run"`
 	}
 	b := make([]byte, 6)
 	if _, err := rand.Read(b); err != nil {

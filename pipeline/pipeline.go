@@ -22,12 +22,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"go.uber.org/zap"
@@ -85,14 +83,15 @@ type Deps struct {
 
 // RunDefault runs the default pipeline of o (DefaultSpec) into env.Out:
 // the run folder's manifest (run.json) is written on the first run and
-// must match on every later one (ErrOtherRun otherwise), then RunSpec runs
-// the nodes.
+// must match on every later one (ErrOtherRun otherwise; its export
+// settings are those of the latest run), then RunSpec runs the nodes.
 func RunDefault(ctx context.Context, o DefaultOptions, env RunEnv) ([]NodeState, error) {
 	p, err := profiles.Load(o.Profile)
 	if err != nil {
 		return nil, err
 	}
-	m := manifest{Profile: o.Profile, ProfileHash: p.Hash(), N: o.N, Seed: p.Seed, Repos: o.Repos}
+	m := Manifest{Profile: o.Profile, ProfileHash: p.Hash(), N: o.N, Seed: p.Seed, Repos: o.Repos,
+		Format: o.Export.Format, Meta: o.Export.Meta, MinScore: &o.Export.MinScore, AllowOffline: o.Export.AllowOffline}
 	if o.Seed != nil {
 		m.Seed = *o.Seed
 	}
@@ -238,48 +237,4 @@ func writeDataset(ctx context.Context, cfg stageConfig, dialoguesPath, dir strin
 	ri.RubricVersion = opt.Run.RubricVersion
 	opt.Export, opt.Run = cfg.Export, ri
 	return dataset.BuildFiles(ctx, dialoguesPath, dir, opt)
-}
-
-// manifest is what makes a run folder: the arguments that decide its plan
-// and configs.
-type manifest struct {
-	Profile     string   `json:"profile"`
-	ProfileHash string   `json:"profile_hash"`
-	N           int      `json:"n"`
-	Seed        int64    `json:"seed"`
-	Repos       []string `json:"repos"`
-}
-
-// ErrOtherRun means the run folder was made with other arguments.
-var ErrOtherRun = errors.New("the run folder belongs to a run with other arguments")
-
-// checkManifest writes the manifest into a new run folder, or checks that
-// an existing folder was made with the same arguments.
-func checkManifest(path string, m manifest) error {
-	want, _ := json.MarshalIndent(m, "", "  ")
-	got, err := os.ReadFile(path)
-	if os.IsNotExist(err) {
-		return runfiles.WriteAtomic(path, append(want, '\n'))
-	}
-	if err != nil {
-		return fmt.Errorf("read %s: %w", path, err)
-	}
-	var old manifest
-	if err := json.Unmarshal(got, &old); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	differs := func(field string, was, now any) error {
-		return fmt.Errorf("%s: field %s was %v, now %v: %w (use a new --out)", path, field, was, now, ErrOtherRun)
-	}
-	switch {
-	case old.ProfileHash != m.ProfileHash:
-		return differs("profile", old.Profile, m.Profile+" (other content)")
-	case old.N != m.N:
-		return differs("n", old.N, m.N)
-	case old.Seed != m.Seed:
-		return differs("seed", old.Seed, m.Seed)
-	case !slices.Equal(old.Repos, m.Repos):
-		return differs("repos", strings.Join(old.Repos, ", "), strings.Join(m.Repos, ", "))
-	}
-	return nil
 }

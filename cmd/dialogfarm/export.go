@@ -12,15 +12,16 @@ import (
 	"github.com/spf13/cobra"
 
 	"dialogfarm/dataset"
+	"dialogfarm/pipeline"
 	"dialogfarm/sft"
 )
 
 func exportCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "export",
+		Use:   "export RUN",
 		Short: "Write a dataset folder (or one SFT JSONL file) from recorded dialogues, keeping only turns at or above the minimum score",
-		Long: `export turns DIR/dialogues.jsonl (from drive, or from judge after a re-judge) into
-SFT records: one per dialogue, its turns up to the first one below --min-score,
+		Long: `export turns RUN/dialogues.jsonl (RUN a run folder of run or drive; or a
+dialogues file, such as the one judge writes after a re-judge) into SFT records: one per dialogue, its turns up to the first one below --min-score,
 each user message exactly as the plugin sent it and each assistant message the
 answer the plugin was shown. Records are sorted by id, each id once; exporting
 twice gives byte-identical files. Records answered by the offline stand-in are
@@ -35,34 +36,50 @@ then user and assistant alternating, assistant last), empty turns,
 --max-tokens, exact and near duplicates (--dedup-exact, --dedup-near). Every
 line of a file has the same keys and JSON types in every --meta mode.
 --out FILE.jsonl writes the single file as before, without the gates but
---max-tokens (records of more tokens are skipped as too_long).`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return a.export(cmd.Context()) },
+--max-tokens (records of more tokens are skipped as too_long).
+
+The format, metadata placement, minimum score, offline setting and split
+seed are the run's (RUN/run.json) unless their flags say otherwise, so
+export RUN writes what run wrote.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return a.export(cmd.Context(), args) },
 	}
 	f := cmd.Flags()
 	def := sft.DefaultOptions()
-	f.String("in", "", "dialogues file, e.g. run/dialogues.jsonl (required)")
-	f.String("out", "", "dataset folder to write, or a single FILE.jsonl (required); a single file's sidecar goes next to it as FILE.meta.jsonl")
+	f.String("out", "", "dataset folder to write, or a single FILE.jsonl (default RUN/dataset when RUN is a run folder); a single file's sidecar goes next to it as FILE.meta.jsonl")
 	f.String("format", def.Format, "record format: openai ({\"messages\":[...]}) or sharegpt ({\"conversations\":[...]})")
 	f.Float64("min-score", def.MinScore, "lowest final judge score a kept turn may have")
 	f.String("meta", def.Meta, "metadata: inline (under \"metadata\"), sidecar (NAME.meta.jsonl, keyed by id and line) or none")
 	f.Bool("allow-offline", false, "also export records answered by the offline stand-in (placeholders, not training data)")
-	f.Int64("seed", 0, "seed of the train/validation split (dataset folder)")
+	f.Int64("seed", 0, "seed of the train/validation split (dataset folder; default: the run's seed)")
 	addDatasetFlags(cmd)
+	deprecateRunFlag(cmd, "in", "dialogues file (give it, or its run folder, as RUN)")
 	return cmd
 }
 
-func (a *app) export(ctx context.Context) error {
-	in, out := a.v.GetString("in"), a.v.GetString("out")
-	if in == "" || out == "" {
-		return errors.New("export: --in and --out are required")
+func (a *app) export(ctx context.Context, args []string) error {
+	src, err := a.runSourceOf("export", args, "in")
+	if err != nil {
+		return err
 	}
+	in, out := src.Dialogues, a.v.GetString("out")
+	if out == "" && src.File {
+		return errors.New("export: --out is required when RUN names a file")
+	}
+	if out == "" {
+		out = filepath.Join(src.Dir, pipeline.DatasetDir)
+	}
+	m := src.Manifest
 	opt := sft.Options{
-		Format: a.v.GetString("format"), MinScore: a.v.GetFloat64("min-score"),
-		Meta: a.v.GetString("meta"), AllowOffline: a.v.GetBool("allow-offline"),
+		Format: a.stringSetting("format", m.Format), MinScore: a.minScore(src, sft.DefaultOptions().MinScore),
+		Meta: a.stringSetting("meta", m.Meta), AllowOffline: a.allowOffline(src),
 	}
 	if isDatasetFolder(out) {
-		return a.exportFolder(ctx, in, out, opt)
+		seed := a.v.GetInt64("seed")
+		if !a.v.IsSet("seed") && src.Found {
+			seed = m.Seed
+		}
+		return a.exportFolder(ctx, in, out, opt, seed)
 	}
 	if n := a.v.GetInt("max-tokens"); n > 0 {
 		tok, err := dataset.NewTokenizer(a.v.GetString("tokenizer"))
@@ -95,8 +112,8 @@ func (a *app) export(ctx context.Context) error {
 const largeExport = 2000
 
 // exportFolder writes the dataset folder out from the dialogues file in.
-func (a *app) exportFolder(ctx context.Context, in, out string, export sft.Options) error {
-	opt := a.datasetOptions(export, a.v.GetInt64("seed"))
+func (a *app) exportFolder(ctx context.Context, in, out string, export sft.Options, seed int64) error {
+	opt := a.datasetOptions(export, seed)
 	ri, err := dataset.ReadRunInfo(filepath.Dir(in))
 	if err != nil {
 		return err

@@ -4,11 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/sync/errgroup"
@@ -23,9 +23,10 @@ import (
 
 func judgeCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "judge",
+		Use:   "judge RUN",
 		Short: "Re-judge recorded candidates (new rubric, rules or judge model) without re-running the editor",
-		Long: `judge reads DIR/dialogues.jsonl, judges every turn's recorded candidates again
+		Long: `judge reads RUN/dialogues.jsonl (RUN a run folder, or a dialogues file),
+judges every turn's recorded candidates again
 with the judge: section of the config (rules-only when it names no endpoint, or
 with --rules-only) and writes the dialogues with the new verdicts, in the same
 order and format, for export. The answers the plugin was shown stay as they
@@ -34,26 +35,35 @@ were. --scores writes one judge-eval line per turn: {"id":"<config id>#<turn>",
 plugin writes messages (the prompt: section of the adapter its config's plugin
 field names, else of the first --adapter), to find the developer's own words.
 Judge model calls are cached in the input's folder (pool.cache_dir), so a
-second run costs nothing.`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return a.judge(cmd.Context()) },
+second run costs nothing. export RUN/judged.jsonl --out DIR exports the
+judged dialogues.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return a.judge(cmd.Context(), args) },
 	}
 	f := cmd.Flags()
-	f.String("in", "", "dialogues file, e.g. run/dialogues.jsonl (required)")
-	f.String("out", "", "judged dialogues to write (required)")
+	f.String("out", "", "judged dialogues to write (default RUN/judged.jsonl; for a dialogues file NAME.jsonl, NAME.judged.jsonl)")
 	f.String("scores", "", `also write one judge-eval line per turn to this file: {"id":"<config id>#<turn>","score","intent","language","locale"}`)
 	f.Bool("rules-only", false, "ignore the judge endpoint: rule deductions only, said in every verdict")
 	f.Int("jobs", 4, "dialogues judged at once")
-	f.String("tasks", "", "a `tasks build` folder: generate/fix answers of dialogues driven from its configs run against their step's tests in the sandbox")
+	f.String("tasks", "", "folder written by tasks build: generate/fix answers of dialogues driven from its configs run against their step's tests in the sandbox")
 	f.StringSlice("adapter", []string{adapter.DefaultName}, "adapter of the plugin that sent the requests (how it writes messages): a bundled name or an adapter YAML file; repeat for several, as given to drive (the first reads dialogues without a plugin field)")
 	addPoolFlags(cmd)
+	deprecateRunFlag(cmd, "in", "dialogues file (give it, or its run folder, as RUN)")
 	return cmd
 }
 
-func (a *app) judge(ctx context.Context) error {
-	in, out := a.v.GetString("in"), a.v.GetString("out")
-	if in == "" || out == "" {
-		return errors.New("judge: --in and --out are required")
+func (a *app) judge(ctx context.Context, args []string) error {
+	src, err := a.runSourceOf("judge", args, "in")
+	if err != nil {
+		return err
+	}
+	in, out := src.Dialogues, a.v.GetString("out")
+	switch {
+	case out != "":
+	case src.File:
+		out = strings.TrimSuffix(in, filepath.Ext(in)) + ".judged.jsonl"
+	default:
+		out = filepath.Join(src.Dir, "judged.jsonl")
 	}
 	cfg, err := a.loadPoolSettings("")
 	if err != nil {

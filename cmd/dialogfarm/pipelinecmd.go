@@ -6,17 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
-	"go.uber.org/zap"
 
 	"dialogfarm/adapter"
 	"dialogfarm/configgen"
-	"dialogfarm/dashboard"
 	"dialogfarm/driver"
 	"dialogfarm/judge"
 	"dialogfarm/pipeline"
@@ -170,11 +167,7 @@ func (a *app) runPipeline(ctx context.Context, path string, env pipeline.RunEnv)
 		fmt.Fprintf(a.stdout, "%-16s %-14s %-7s %s\n", st.ID, st.Op, st.Status, st.Key[:min(12, len(st.Key))])
 	}
 	if err == nil {
-		if derr := pipeline.WriteDashboard(s, states, env.Out, pipeline.RunDone); derr != nil {
-			a.log.Warn("dashboard not written", zap.Error(derr))
-		} else {
-			fmt.Fprintf(a.stdout, "dashboard: %s\n", filepath.Join(env.Out, dashboard.File))
-		}
+		a.finishRun(s, states, env.Out)
 	}
 	return err
 }

@@ -2,11 +2,11 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
+	"go.uber.org/zap"
 
 	"dialogfarm/analyst"
 	"dialogfarm/dialog"
@@ -19,7 +19,7 @@ import (
 
 func reportCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "report",
+		Use:   "report RUN",
 		Short: "Compare a run's configs and kept dialogues with its profile",
 		Long: `report prints, per dimension, the profile's target distribution, the
 produced configs' distribution and the kept (5-point) dialogues' distribution,
@@ -28,26 +28,47 @@ keep rate and cost per kept turn per cell and a histogram of judge scores; it
 also writes the report as JSON and, next to it, as a self-contained HTML page
 with plots (report.html). --format markdown prints Markdown tables instead of
 the terminal table, for a pull request or a model card. Without a dialogues
-file only target and produced are compared.`,
-		Args: cobra.NoArgs,
-		RunE: func(*cobra.Command, []string) error { return a.report() },
+file only target and produced are compared.
+
+RUN is the run folder. The profile, the minimum score and whether the
+offline stand-in's answers count as kept are the run's (RUN/run.json), unless
+--profile, --min-score or --allow-offline say otherwise; turns of the
+offline stand-in left uncounted are reported, never dropped in silence.
+Without RUN, --configs (and --dialogues) name the files and --profile is
+required.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error { return a.report(args) },
 	}
 	f := cmd.Flags()
-	f.String("profile", "", "profile YAML or built-in name (required)")
-	f.String("run", "", "run folder holding configs.jsonl and dialogues.jsonl")
+	f.String("profile", "", "profile YAML or built-in name (default: the run's, from RUN/run.json)")
 	f.String("configs", "", "chat configs JSONL (default RUN/configs.jsonl)")
 	f.String("dialogues", "", "dialogue records JSONL (default RUN/dialogues.jsonl; optional)")
 	f.String("json", "", "report JSON to write (default RUN/report.json; - for stdout only); the HTML report goes next to it (NAME.html)")
 	f.String("format", "table", "what to print: table (terminal) or markdown")
 	f.StringSlice("cells", analyst.DefaultReportConfig().CellDims, "dimensions forming the keep-rate and cost cells")
-	f.Float64("min-score", sft.DefaultOptions().MinScore, "lowest score a kept turn may have")
-	f.Bool("allow-offline", false, "count turns of the offline stand-in as kept, as export --allow-offline does")
+	f.Float64("min-score", sft.DefaultOptions().MinScore, "lowest score a kept turn may have (default: the run's)")
+	f.Bool("allow-offline", false, "count turns of the offline stand-in as kept, as export --allow-offline does (default: as the run did)")
+	deprecateRunFlag(cmd, "run", "run folder (give it as RUN)")
 	return cmd
 }
 
-func (a *app) report() error {
-	path, run := a.v.GetString("profile"), a.v.GetString("run")
+func (a *app) report(args []string) error {
+	path, run := a.v.GetString("profile"), ""
 	configsPath, dialoguesPath, jsonPath := a.v.GetString("configs"), a.v.GetString("dialogues"), a.v.GetString("json")
+	var src runSource
+	if len(args) > 0 || a.v.GetString("run") != "" || configsPath == "" {
+		var err error
+		if src, err = a.runSourceOf("report", args, "run"); err != nil {
+			return err
+		}
+		if src.File {
+			return fmt.Errorf("report: RUN %s is a file: name the run folder (or give --configs and --dialogues)", src.Dialogues)
+		}
+		run = src.Dir
+		if path == "" {
+			path = src.Manifest.Profile
+		}
+	}
 	if configsPath == "" && run != "" {
 		configsPath = filepath.Join(run, "configs.jsonl")
 	}
@@ -57,12 +78,16 @@ func (a *app) report() error {
 	if jsonPath == "" && run != "" {
 		jsonPath = filepath.Join(run, "report.json")
 	}
-	if path == "" || configsPath == "" {
-		return errors.New("report: --profile and --run (or --configs) are required")
+	if path == "" {
+		return fmt.Errorf("report: %w: give --profile", errNoProfile)
 	}
 	p, err := profiles.Load(path)
 	if err != nil {
 		return err
+	}
+	if src.Found && a.v.GetString("profile") == "" && p.Hash() != src.Manifest.ProfileHash {
+		a.log.Warn("the run's profile has changed since the run; the report compares with it as it is now",
+			zap.String("profile", path), zap.String("run_hash", src.Manifest.ProfileHash), zap.String("hash", p.Hash()))
 	}
 	configs, dialogues, err := analyst.ReadRun(configsPath, dialoguesPath)
 	if err != nil {
@@ -71,7 +96,7 @@ func (a *app) report() error {
 	cfg := analyst.DefaultReportConfig()
 	cfg.CellDims = a.v.GetStringSlice("cells")
 	export := sft.DefaultOptions()
-	export.MinScore, export.AllowOffline = a.v.GetFloat64("min-score"), a.v.GetBool("allow-offline")
+	export.MinScore, export.AllowOffline = a.minScore(src, export.MinScore), a.allowOffline(src)
 	cfg.KeptTurns = func(d dialog.Dialogue) int { return sft.KeptTurns(d, export) }
 	for _, d := range cfg.CellDims {
 		if vocab.DimIndex(d) < 0 {
@@ -108,6 +133,9 @@ func (a *app) report() error {
 	if err := r.Secrets.WriteSummary(a.stdout); err != nil {
 		return err
 	}
+	if turns, ds := offlineUncounted(dialogues, export); turns > 0 {
+		fmt.Fprintf(a.stdout, "\nnot counted as kept: %d turns of %d dialogues answered by the offline stand-in (placeholders, not training data); --allow-offline counts them, as export --allow-offline exports them\n", turns, ds)
+	}
 	if err := runfiles.WriteAtomic(jsonPath, append(data, '\n')); err != nil {
 		return err
 	}
@@ -119,4 +147,21 @@ func (a *app) report() error {
 		fmt.Fprintf(a.stdout, "\nJSON: %s\nHTML: %s\n", jsonPath, htmlPath)
 	}
 	return nil
+}
+
+// offlineUncounted counts the turns (and their dialogues) that export
+// would keep with --allow-offline but does not keep without it.
+func offlineUncounted(ds []dialog.Dialogue, export sft.Options) (turns, dialogues int) {
+	if export.AllowOffline {
+		return 0, 0
+	}
+	with := export
+	with.AllowOffline = true
+	for _, d := range ds {
+		if n := sft.KeptTurns(d, with) - sft.KeptTurns(d, export); n > 0 {
+			turns += n
+			dialogues++
+		}
+	}
+	return turns, dialogues
 }

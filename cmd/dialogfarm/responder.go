@@ -24,7 +24,7 @@ func addResponderFlags(cmd *cobra.Command) {
 	f.String("model-base-url", "", "OpenAI-compatible base URL for --responder openai, e.g. http://127.0.0.1:8000/v1")
 	f.String("model", "", "model name for --responder openai")
 	f.String("api-key-env", "", "environment variable holding the API key for --responder openai (empty: send no key)")
-	f.String("tasks", "", "a `tasks build` folder: with --responder pool, answers to its configs are run against their step's tests before the judge picks one")
+	f.String("tasks", "", "folder written by tasks build: with --responder pool, answers to its configs are run against their step's tests before the judge picks one")
 	addPoolFlags(cmd)
 }
 

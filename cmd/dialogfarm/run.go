@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	"go.uber.org/zap"
 
+	"dialogfarm/dashboard"
 	"dialogfarm/driver"
 	"dialogfarm/pipeline"
 	"dialogfarm/profiles"
@@ -43,7 +44,7 @@ upstream model (--responder openai), or the offline stand-in.`,
 	f.Int("n", 0, "number of dialogues (required)")
 	f.Int64("seed", 0, "random seed (default: the profile's seed)")
 	f.String("out", "", "run folder (required)")
-	f.String("pipeline", "", "run this pipeline file (see `dialogfarm pipeline`) instead of the default stages; --profile, --repos, --n, --seed and the export flags then come from the file")
+	f.String("pipeline", "", "run this pipeline file (see dialogfarm pipeline) instead of the default pipeline; --profile, --repos, --n, --seed and the export flags then come from the file")
 	f.Int("limit", 0, "drive at most this many configs per drive node (0: all)")
 	addQueryModelFlags(cmd)
 	def := sft.DefaultOptions()
@@ -95,14 +96,32 @@ func (a *app) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(a.stdout, "\ndialogues: %d ok, %d failed, %d already recorded\nSFT: %d records → %s\nreport: %s\n",
-		res.Drive.OK, res.Drive.Failed, res.Drive.Skipped, res.Export.Records,
-		filepath.Join(out, pipeline.SFTFile), filepath.Join(out, pipeline.ReportFile))
+	fmt.Fprintf(a.stdout, "\ndialogues: %d ok, %d failed, %d already recorded\nSFT: %d records → %s\n",
+		res.Drive.OK, res.Drive.Failed, res.Drive.Skipped, res.Export.Records, filepath.Join(out, pipeline.SFTFile))
 	printDatasetStats(a.stdout, filepath.Join(out, pipeline.DatasetDir), res.Dataset)
-	if err := pipeline.WriteDashboard(pipeline.DefaultSpec(o), states, out, pipeline.RunDone); err != nil {
-		a.log.Warn("dashboard not written", zap.Error(err))
-	}
+	a.finishRun(pipeline.DefaultSpec(o), states, out)
 	return nil
+}
+
+// finishRun writes the run's dashboard and ends with where to look: the
+// HTML report(s), the dashboard and the dataset folder(s).
+func (a *app) finishRun(s *pipeline.Spec, states []pipeline.NodeState, out string) {
+	fmt.Fprintln(a.stdout)
+	for _, st := range states {
+		for _, v := range st.Outputs {
+			switch v.Type {
+			case pipeline.TypeReport:
+				fmt.Fprintf(a.stdout, "report: %s\n", pipeline.ReportHTMLPath(v.Path))
+			case pipeline.TypeDataset:
+				fmt.Fprintf(a.stdout, "dataset: %s\n", v.Path)
+			}
+		}
+	}
+	if err := pipeline.WriteDashboard(s, states, out, pipeline.RunDone); err != nil {
+		a.log.Warn("dashboard not written", zap.Error(err))
+		return
+	}
+	fmt.Fprintf(a.stdout, "dashboard: %s\n", filepath.Join(out, dashboard.File))
 }
 
 // defaultOptions reads the default pipeline's arguments from the flags.

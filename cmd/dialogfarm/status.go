@@ -14,14 +14,14 @@ import (
 
 func statusCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "status [RUN]",
+		Use:   "status RUN",
 		Short: "Show a run's progress, rate, ETA and failures, or a shared farm's queue and workers",
 		Long: `status RUN reads a run folder: configs recorded ok, failed and
 dead-lettered, failed attempts that were retried, the rate and the time
 left, failures by class (the step they failed at) and records per
 simulator. status --nats URL reads a shared farm: jobs queued and in
-flight, results and dead letters (of --run only, when given) and the
-health of every worker.`,
+flight, results and dead letters (of one run only, when RUN or --run names
+it: RUN's farm.json holds its name) and the health of every worker.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return a.status(cmd.Context(), args) },
 	}
@@ -31,7 +31,7 @@ health of every worker.`,
 	f.String("nats-creds", "", "credentials for --nats: a file farm serve made (NKey seed) or a NATS credentials file; --creds says the same")
 	f.String("nats-nkey", "", "file holding a NATS user NKey seed for --nats")
 	f.String("nats-ca", "", "CA certificate of the farm server")
-	f.String("run", "", "with --nats: count this run's results only (its name is in RUN/farm.json)")
+	f.String("run", "", "with --nats: count the results of the run of this name only (RUN does it by its folder)")
 	return cmd
 }
 
@@ -49,7 +49,13 @@ func (a *app) status(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
-		st, err := farm.ReadStatus(cctx, js, a.v.GetString("run"))
+		name := a.v.GetString("run")
+		if name == "" && len(args) == 1 {
+			if name, err = pipeline.FarmRunName(args[0]); err != nil {
+				return err
+			}
+		}
+		st, err := farm.ReadStatus(cctx, js, name)
 		if err != nil {
 			return err
 		}
@@ -57,7 +63,7 @@ func (a *app) status(ctx context.Context, args []string) error {
 		return nil
 	}
 	if len(args) != 1 {
-		return errors.New("status: name a run folder, or give --nats")
+		return errors.New("status: name the run folder (dialogfarm status RUN), or give --nats")
 	}
 	st, err := pipeline.ReadRunStatus(args[0])
 	if err != nil {
