@@ -36,7 +36,14 @@ func redactor(r *redact.Redactor) (*redact.Redactor, error) {
 // sanitised copy of each repository under out/workspace, records them in
 // out/redactions.json and returns the copies' folders in the order of
 // repos. A repository that is already a copy in out is used as it is.
+// Copies are named by absolute paths, so that a copy is known as one
+// whatever folder the run was started from (with a relative --out, the
+// drive stage used to copy the configs stage's copy again).
 func sanitiseRepos(ctx context.Context, r *redact.Redactor, out string, repos []string, log *zap.Logger) ([]string, error) {
+	out, err := filepath.Abs(out)
+	if err != nil {
+		return nil, fmt.Errorf("run folder %s: %w", out, err)
+	}
 	path := filepath.Join(out, RedactionsFile)
 	rs, err := redact.ReadRedactions(path)
 	if err != nil {
@@ -51,7 +58,7 @@ func sanitiseRepos(ctx context.Context, r *redact.Redactor, out string, repos []
 		if err != nil {
 			return nil, fmt.Errorf("repository %s: %w", repo, err)
 		}
-		if rs.IsCopy(abs) {
+		if rs.IsCopy(abs) || rs.IsCopy(repo) { // an older run recorded its copies as given
 			copies[i] = abs
 			continue
 		}

@@ -81,3 +81,32 @@ func TestSanitiseConfigs(t *testing.T) {
 		t.Errorf("configs on the copy: %v %q", err, same[0].Repo)
 	}
 }
+
+// TestSanitiseReposRelativeOut: with a relative run folder (make demo's
+// --out out/demo), the copy the configs stage made is known as a copy by
+// the drive stage, which used to copy it again (workspace/corpus-2).
+func TestSanitiseReposRelativeOut(t *testing.T) {
+	ctx, log := context.Background(), zaptest.NewLogger(t)
+	repo, err := filepath.Abs("../redact/testdata/corpus")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(t.TempDir())
+	r, err := redactor(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copies, err := sanitiseRepos(ctx, r, "run", []string{repo}, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	configs, err := sanitiseConfigs(ctx, r, "run", []dialog.ChatConfig{{ID: "a", Repo: copies[0], File: "app/cloud.go",
+		Turns: []dialog.TurnSpec{{Query: "q"}}}}, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries, _ := os.ReadDir(filepath.Join("run", WorkspaceDir))
+	if len(entries) != 1 || configs[0].Repo != copies[0] || !filepath.IsAbs(copies[0]) {
+		t.Errorf("workspace holds %v; configs on %q, copy %q", entries, configs[0].Repo, copies[0])
+	}
+}
