@@ -204,6 +204,13 @@ func runNode(ctx context.Context, n *Node, op *Operator, states map[string]*Node
 	for _, p := range op.Outputs {
 		x.out[p.Name] = Value{Type: p.Type, Path: outputPath(env.Out, n, p)}
 	}
+	// The host paths are checked again now, before the cache key reads
+	// them: a symbolic link may have changed since the run was validated.
+	if err := checkRoots(n, op, x.params, env.Validate); err != nil {
+		st.Status, st.Error = NodeFailed, err.Error()
+		notify()
+		return st, err
+	}
 	key, err := cacheKey(n, op, x, env)
 	if err != nil {
 		return st, err

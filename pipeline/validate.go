@@ -92,6 +92,11 @@ type Env struct {
 	// editor plugins the driver can drive.
 	Endpoints []string
 	Plugins   []string
+	// Roots, when set, are the folders every host path a param names
+	// (repositories, logs, loaded files, profile files) must lie under,
+	// symbolic links resolved; a path outside is a PATH_OUTSIDE_ROOTS
+	// finding. Empty: paths are not confined.
+	Roots []string
 }
 
 var idPattern = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,63}$`)
@@ -167,6 +172,9 @@ func (v *validator) node(n *Node) {
 		return
 	}
 	v.params(n, op)
+	for _, f := range rootFindings(n, op, n.Params, v.env) {
+		v.add(f)
+	}
 	for _, port := range sortedKeys(n.Inputs) {
 		v.input(n, op, port, ParseRef(n.Inputs[port]))
 	}
