@@ -92,7 +92,7 @@ var nameRe = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
 
 // OpenStore loads every journal in dir.
 func OpenStore(dir string, reg *Registry, env Env) (*Store, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := runfiles.MkdirAll(dir); err != nil {
 		return nil, fmt.Errorf("open pipeline store: %w", err)
 	}
 	st := &Store{dir: dir, reg: reg, env: env, pipes: map[string]*stored{}, subs: map[chan Change]struct{}{}}
@@ -282,7 +282,7 @@ func (s *Store) commit(name string, e Entry, spec *Spec) error {
 	if err != nil {
 		return fmt.Errorf("journal %s: %w", name, err)
 	}
-	f, err := os.OpenFile(filepath.Join(s.dir, name+".journal.jsonl"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	f, err := runfiles.OpenAppend(filepath.Join(s.dir, name+".journal.jsonl"))
 	if err != nil {
 		return fmt.Errorf("journal %s: %w", name, err)
 	}

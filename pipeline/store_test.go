@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -218,5 +220,24 @@ func TestStoreConflictAndRevert(t *testing.T) {
 	hist, _ := st.History("p")
 	if len(hist) != 3 || hist[2].Message != "revert to r1" {
 		t.Fatalf("history: %+v", hist)
+	}
+}
+
+// TestStoreFilesArePrivate: the store's folder, journals and YAML are
+// the user's alone (other local users read no pipeline, as they read no
+// run).
+func TestStoreFilesArePrivate(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "store")
+	st, err := OpenStore(dir, NewRegistry(), Env{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Apply("p", Batch{Mutations: []Mutation{{Op: MutAddNode, Node: "profile", Operator: "profile", Params: map[string]any{"name": "default"}}}}); err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]os.FileMode{dir: 0o700, filepath.Join(dir, "p.journal.jsonl"): 0o600, filepath.Join(dir, "p.yaml"): 0o600} {
+		if info, err := os.Stat(path); err != nil || info.Mode().Perm() != want {
+			t.Errorf("%s: %v %v, want %v", path, info.Mode().Perm(), err, want)
+		}
 	}
 }
