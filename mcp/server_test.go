@@ -31,16 +31,23 @@ type fixture struct {
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
+	return newFixtureWith(t, filepath.Join(t.TempDir(), "pipelines"), testEnv)
+}
+
+// newFixtureWith opens the store in dir; the store and the runs check
+// pipelines against env.
+func newFixtureWith(t *testing.T, dir string, env pipeline.Env) *fixture {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	log := zaptest.NewLogger(t)
 	reg := pipeline.NewRegistry()
-	store, err := pipeline.OpenStore(filepath.Join(t.TempDir(), "pipelines"), reg, testEnv)
+	store, err := pipeline.OpenStore(dir, reg, env)
 	if err != nil {
 		t.Fatal(err)
 	}
 	out := filepath.Join(t.TempDir(), "runs")
 	runs := pipeline.NewRuns(ctx, out, reg, func(dir string) (pipeline.RunEnv, func(), error) {
-		return pipeline.RunEnv{Out: dir, Log: log, Validate: testEnv}, func() {}, nil
+		return pipeline.RunEnv{Out: dir, Log: log, Validate: env}, func() {}, nil
 	}, log)
 	srv := New(store, runs, log)
 	stop := srv.Forward(ctx)
@@ -327,5 +334,56 @@ func TestDescribeUnknownOperator(t *testing.T) {
 	ag.call("describe_operator", map[string]any{"name": "split"}, &d)
 	if len(d.Outputs) != 2 || d.ParamSchema == nil {
 		t.Fatalf("describe split: %+v", d)
+	}
+}
+
+// TestToolsConfineHostPaths: with data roots set, validate, add_node and
+// apply_mutations report a path outside them as PATH_OUTSIDE_ROOTS (node,
+// param, suggestion) and commit nothing; a pipeline committed before the
+// roots were set (replayed from its journal) does not run.
+func TestToolsConfineHostPaths(t *testing.T) {
+	outside, err := filepath.Abs("../sft/testdata/dialogues.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "pipelines")
+	old := newFixtureWith(t, dir, testEnv) // no roots
+	var res pipeline.ApplyResult
+	old.connect("a").call("add_node", map[string]any{"pipeline": "p", "base_revision": 0, "node": "recorded", "operator": "load_dialogues",
+		"params": map[string]any{"path": outside}}, &res)
+	if !res.Committed {
+		t.Fatalf("without roots: %+v", res)
+	}
+
+	env := testEnv
+	env.Roots = []string{t.TempDir()}
+	f := newFixtureWith(t, dir, env)
+	ag := f.connect("b")
+	isOutside := func(fs []pipeline.Finding) bool {
+		for _, fd := range fs {
+			if fd.Code == pipeline.CodeOutsideRoots && fd.Node == "recorded" && fd.Param == "path" && strings.Contains(fd.Suggestion, "--data-root") {
+				return true
+			}
+		}
+		return false
+	}
+	var v validateOut
+	ag.call("validate", map[string]any{"yaml": "apiVersion: dialogfarm/v1\nkind: Pipeline\nnodes:\n  - id: recorded\n    op: load_dialogues\n    params: {path: " + outside + "}\n"}, &v)
+	if v.Valid || !isOutside(v.Findings) {
+		t.Fatalf("validate yaml: %+v", v)
+	}
+	ag.call("validate", map[string]any{"pipeline": "p"}, &v)
+	if v.Valid || !isOutside(v.Findings) {
+		t.Fatalf("validate stored: %+v", v)
+	}
+	r := ag.call("add_node", map[string]any{"pipeline": "q", "base_revision": 0, "node": "recorded", "operator": "load_dialogues",
+		"params": map[string]any{"path": outside}}, &res)
+	if res.Committed || !isOutside(res.Findings) || !r.IsError || !strings.Contains(text(r), "PATH_OUTSIDE_ROOTS") {
+		t.Fatalf("add_node outside the roots: %+v", res)
+	}
+	var info pipeline.RunInfo
+	ag.call("run_pipeline", map[string]any{"pipeline": "p"}, &info)
+	if info.Status != pipeline.RunFailed || !isOutside(info.Findings) {
+		t.Fatalf("run of a pipeline reading outside the roots: %+v", info)
 	}
 }
