@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"time"
 
 	"dialogfarm/dashboard"
@@ -156,40 +155,11 @@ func (s *Server) dashboardData(info pipeline.RunInfo) (*dashboard.Data, error) {
 	return d, nil
 }
 
-func (s *Server) runFile(w http.ResponseWriter, r *http.Request) {
-	info, err := s.runs.Get(r.PathValue("id"))
-	if err != nil {
-		writeErr(w, err)
-		return
-	}
-	root, err := os.OpenRoot(info.Out)
-	if err != nil {
-		writeErr(w, err)
-		return
-	}
-	defer root.Close()
-	f, err := root.Open(r.PathValue("path"))
-	if err != nil {
-		http.Error(w, "not found", http.StatusNotFound)
-		return
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil || st.IsDir() {
-		http.Error(w, "not found", http.StatusNotFound)
-		return
-	}
-	if r.PathValue("path") != "" && st.Name() == "dom.html" {
-		// DOM snippets are shown as text, never run as a page of this site.
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	}
-	http.ServeContent(w, r, st.Name(), st.ModTime(), f)
-}
-
+// readJSON decodes the request body (cut at the guard's limit) into v.
 func readJSON(r *http.Request, v any) error {
-	data, err := io.ReadAll(io.LimitReader(r.Body, 8<<20))
+	data, err := io.ReadAll(r.Body)
 	if err != nil {
-		return err
+		return fmt.Errorf("request body: %w", err)
 	}
 	if len(data) == 0 {
 		return nil
@@ -210,7 +180,10 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 
 func writeErr(w http.ResponseWriter, err error) {
 	code := http.StatusBadRequest
+	var tooBig *http.MaxBytesError
 	switch {
+	case errors.As(err, &tooBig):
+		code = http.StatusRequestEntityTooLarge
 	case errors.Is(err, pipeline.ErrNoPipeline), errors.Is(err, pipeline.ErrNoRun):
 		code = http.StatusNotFound
 	case errors.Is(err, pipeline.ErrBusy):

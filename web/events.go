@@ -72,7 +72,15 @@ func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, err)
 		return
 	}
-	s.render(w, "run.tmpl", map[string]any{"ID": r.PathValue("id"), "Panel": template.HTML(panel)}) // rendered by html/template
+	info, _ := s.runs.Get(r.PathValue("id"))
+	s.render(w, "run.tmpl", map[string]any{"ID": r.PathValue("id"), "Status": info.Status, "Panel": template.HTML(panel)}) // rendered by html/template
+}
+
+// dashboardCSS is the dashboard panel's style sheet (the static
+// dashboard.html has it inline; the UI's pages allow no inline style).
+func (s *Server) dashboardCSS(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/css; charset=utf-8")
+	_ = dashboard.Template(func(string) string { return "" }).ExecuteTemplate(w, "css", nil)
 }
 
 func (s *Server) runPanel(w http.ResponseWriter, r *http.Request) {

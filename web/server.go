@@ -7,13 +7,13 @@ package web
 
 import (
 	"context"
-	"crypto/subtle"
 	"embed"
+	"fmt"
 	"html/template"
 	"io/fs"
 	"net"
 	"net/http"
-	"strings"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/zap"
@@ -25,80 +25,115 @@ import (
 //go:embed static templates
 var assets embed.FS
 
+// Limits the server applies when Options leaves them zero.
+const (
+	// DefaultMaxStreams caps the event streams (/events and MCP's GET
+	// streams) open at once; one more is refused with 503.
+	DefaultMaxStreams = 64
+	// DefaultMaxBodyBytes caps every request body.
+	DefaultMaxBodyBytes = 4 << 20
+	// MinTokenLen is the shortest token New accepts.
+	MinTokenLen = 16
+)
+
 // Options configures the server.
 type Options struct {
-	// Token, when set, is required on every request: as a Bearer
-	// Authorization header, the dialogfarm_token cookie, or ?token= once
-	// (which sets the cookie).
+	// Token is required on every request, static files and event streams
+	// included: as Authorization: Bearer TOKEN, or the cookie the token URL
+	// (/?token=TOKEN) sets. New refuses one shorter than MinTokenLen.
 	Token string
+	// Addr is the address the server listens on (host:port): loopback
+	// names and its IP are allowed Hosts on its port.
+	Addr string
+	// AllowedHosts are further names requests may give as Host (and
+	// Origin): NAME (any port) or NAME:PORT.
+	AllowedHosts []string
+	// Secure marks the cookie Secure (the server speaks TLS).
+	Secure bool
+	// MaxStreams caps open event streams; MaxBodyBytes request bodies.
+	MaxStreams   int
+	MaxBodyBytes int64
 }
 
 // Server serves the UI, the API and MCP over one store.
 type Server struct {
-	store *pipeline.Store
-	runs  *pipeline.Runs
-	mcp   *mcp.Server
-	opt   Options
-	log   *zap.Logger
-	pages *template.Template
+	store   *pipeline.Store
+	runs    *pipeline.Runs
+	mcp     *mcp.Server
+	opt     Options
+	guard   *guard
+	streams chan struct{}
+	log     *zap.Logger
+	pages   *template.Template
 }
 
 // New builds the server.
-func New(store *pipeline.Store, runs *pipeline.Runs, opt Options, log *zap.Logger) *Server {
-	s := &Server{store: store, runs: runs, mcp: mcp.New(store, runs, log), opt: opt, log: log}
+func New(store *pipeline.Store, runs *pipeline.Runs, opt Options, log *zap.Logger) (*Server, error) {
+	if opt.MaxStreams <= 0 {
+		opt.MaxStreams = DefaultMaxStreams
+	}
+	if opt.MaxBodyBytes <= 0 {
+		opt.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	g, err := newGuard(opt)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{store: store, runs: runs, mcp: mcp.New(store, runs, log), opt: opt, guard: g,
+		streams: make(chan struct{}, opt.MaxStreams), log: log}
 	s.pages = template.Must(template.New("pages").Funcs(pageFuncs).ParseFS(assets, "templates/*.tmpl"))
-	return s
+	return s, nil
 }
 
 // Start forwards store and run changes to MCP subscribers until the
 // returned function is called.
 func (s *Server) Start(ctx context.Context) func() { return s.mcp.Forward(ctx) }
 
-// Handler is the whole site behind token and cross-origin checks.
+// Handler is the whole site behind the guard (Host and Origin allow-list,
+// token, body limit) and cross-origin protection.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	static, _ := fs.Sub(assets, "static")
 	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
+	mux.HandleFunc("GET /dashboard.css", s.dashboardCSS)
 	mux.HandleFunc("GET /{$}", s.index)
 	mux.HandleFunc("GET /p/{name}", s.editor)
 	mux.HandleFunc("GET /runs/{id}", s.runPage)
 	mux.HandleFunc("GET /runs/{id}/panel", s.runPanel)
 	mux.HandleFunc("GET /runs/{id}/files/{path...}", s.runFile)
-	mux.HandleFunc("GET /events", s.events)
+	mux.HandleFunc("GET /events", s.stream(s.events))
 	s.api(mux)
-	mcpHandler := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.mcp.SDK() }, nil)
-	mux.Handle("/mcp", mcpHandler)
-	mux.Handle("/mcp/", mcpHandler)
-	return http.NewCrossOriginProtection().Handler(s.auth(mux))
+	// The guard checks Host on every route, so the SDK's own loopback
+	// check (which would refuse an --allowed-host behind a local proxy)
+	// is off; its body limit is the guard's.
+	mcpHandler := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.mcp.SDK() },
+		&sdk.StreamableHTTPOptions{DisableLocalhostProtection: true, MaxRequestBodyBytes: s.opt.MaxBodyBytes, SessionTimeout: 30 * time.Minute})
+	mcpStreams := s.stream(mcpHandler.ServeHTTP)
+	mcpRoute := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet { // the long-lived server-to-client stream
+			mcpStreams(w, r)
+			return
+		}
+		mcpHandler.ServeHTTP(w, r)
+	})
+	mux.Handle("/mcp", mcpRoute)
+	mux.Handle("/mcp/", mcpRoute)
+	return s.guard.wrap(http.NewCrossOriginProtection().Handler(mux))
 }
 
-// auth requires the token when one is set.
-func (s *Server) auth(next http.Handler) http.Handler {
-	if s.opt.Token == "" {
-		return next
+// stream admits a long-lived stream while fewer than MaxStreams are open,
+// and refuses it with 503 otherwise.
+func (s *Server) stream(next http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case s.streams <- struct{}{}:
+			defer func() { <-s.streams }()
+			next(w, r)
+		default:
+			w.Header().Set("Retry-After", "10")
+			http.Error(w, fmt.Sprintf("too many event streams open (at most %d)", s.opt.MaxStreams), http.StatusServiceUnavailable)
+		}
 	}
-	want := []byte(s.opt.Token)
-	ok := func(got string) bool { return got != "" && subtle.ConstantTimeCompare([]byte(got), want) == 1 }
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if q := r.URL.Query().Get("token"); ok(q) {
-			http.SetCookie(w, &http.Cookie{Name: "dialogfarm_token", Value: q, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
-			u := *r.URL
-			v := u.Query()
-			v.Del("token")
-			u.RawQuery = v.Encode()
-			http.Redirect(w, r, u.String(), http.StatusSeeOther)
-			return
-		}
-		if bearer, found := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); found && ok(bearer) {
-			next.ServeHTTP(w, r)
-			return
-		}
-		if c, err := r.Cookie("dialogfarm_token"); err == nil && ok(c.Value) {
-			next.ServeHTTP(w, r)
-			return
-		}
-		http.Error(w, "a token is required: open the URL serve printed (…?token=…) or send Authorization: Bearer TOKEN", http.StatusUnauthorized)
-	})
 }
 
 // IsLoopback says whether addr (host:port) binds only the loopback

@@ -127,13 +127,18 @@ func newSiteWith(t *testing.T, wrap func(http.Handler) http.Handler) *site {
 			t.Errorf("static dashboard: %v", err)
 		}
 	}
-	srv := New(store, runs, Options{}, log)
+	ts := httptest.NewUnstartedServer(nil)
+	srv, err := New(store, runs, Options{Token: testToken, Addr: ts.Listener.Addr().String()}, log)
+	if err != nil {
+		t.Fatal(err)
+	}
 	stop := srv.Start(ctx)
 	h := srv.Handler()
 	if wrap != nil {
 		h = wrap(h)
 	}
-	ts := httptest.NewServer(h)
+	ts.Config.Handler = h
+	ts.Start()
 	s := &site{t: t, ctx: ctx, url: ts.URL, store: store, runs: runs, updates: make(chan string, 64)}
 	client := sdk.NewClient(&sdk.Implementation{Name: "ui-test-agent", Version: "1"}, &sdk.ClientOptions{
 		ResourceUpdatedHandler: func(_ context.Context, req *sdk.ResourceUpdatedNotificationRequest) {
@@ -143,7 +148,8 @@ func newSiteWith(t *testing.T, wrap func(http.Handler) http.Handler) *site {
 			}
 		},
 	})
-	cs, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: ts.URL + "/mcp"}, nil)
+	// An MCP client passes the token as a bearer, as serve's help says.
+	cs, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: ts.URL + "/mcp", HTTPClient: &http.Client{Transport: bearerTransport{}}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,6 +168,15 @@ func newSiteWith(t *testing.T, wrap func(http.Handler) http.Handler) *site {
 		runs.Wait()
 	})
 	return s
+}
+
+// bearerTransport adds the token to every request.
+type bearerTransport struct{}
+
+func (bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+testToken)
+	return http.DefaultTransport.RoundTrip(r)
 }
 
 func (s *site) call(tool string, args map[string]any, out any) *sdk.CallToolResult {
@@ -185,9 +200,26 @@ func (s *site) page(path string) *rod.Page {
 	if err != nil {
 		s.t.Fatal(err)
 	}
-	if err := p.Navigate(s.url + path); err != nil {
+	// Every page records what its Content-Security-Policy blocked; the
+	// UI's own pages must need nothing it forbids.
+	if _, err := p.EvalOnNewDocument(`window.__csp = []; document.addEventListener('securitypolicyviolation',
+		(e) => window.__csp.push(e.violatedDirective + ' ' + (e.blockedURI || e.sourceFile + ':' + e.lineNumber)))`); err != nil {
 		s.t.Fatal(err)
 	}
+	// Every page is opened as a person opens the URL serve printed: with
+	// the token, which becomes the cookie, and then the page without it.
+	sep := "?"
+	if strings.Contains(path, "?") {
+		sep = "&"
+	}
+	if err := p.Navigate(s.url + path + sep + "token=" + testToken); err != nil {
+		s.t.Fatal(err)
+	}
+	s.t.Cleanup(func() {
+		if v, err := p.Eval(`() => JSON.stringify(window.__csp || [])`); err == nil && v.Value.Str() != "[]" {
+			s.t.Errorf("page %s: CSP violations %s", path, v.Value.Str())
+		}
+	})
 	return p
 }
 

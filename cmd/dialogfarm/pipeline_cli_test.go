@@ -24,7 +24,7 @@ func TestMCPStdioAndRunPipeline(t *testing.T) {
 	tmp := t.TempDir()
 	bin := buildBinary(t, tmp)
 	store := filepath.Join(tmp, "pipelines")
-	cmd := exec.Command(bin, "mcp", "--root", root, "--store", store, "--runs", filepath.Join(tmp, "runs"))
+	cmd := exec.Command(bin, "mcp", "--root", root, "--data-root", root, "--store", store, "--runs", filepath.Join(tmp, "runs"))
 	cmd.Stderr = os.Stderr
 	ctx := context.Background()
 	client := sdk.NewClient(&sdk.Implementation{Name: "cli-test", Version: "1"}, nil)
