@@ -115,7 +115,9 @@ func Build(src Sources) (*Data, error) {
 	scores := map[string]*IntentScores{}
 	keep := map[[2]string]*KeepCell{}
 	failures := map[string]*FailureClass{}
+	var pace Pace
 	for _, dl := range ds {
+		pace.Add(dl)
 		d.Dialogues++
 		d.Progress.Done++
 		if dl.Status != dialog.StatusOK {
@@ -160,6 +162,7 @@ func Build(src Sources) (*Data, error) {
 	if d.Progress.Total < d.Progress.Done {
 		d.Progress.Total = d.Progress.Done
 	}
+	d.Progress.PerMinute, d.Progress.ETASeconds = pace.PerMinute(), pace.ETA(d.Progress.Total).Seconds()
 	if d.KeptTurns > 0 {
 		c := d.CostUSD / float64(d.KeptTurns)
 		d.CostPerKeptTurn = &c

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"dialogfarm/dashboard"
 	"dialogfarm/dialog"
 	"dialogfarm/internal/jsonl"
 )
@@ -48,7 +49,7 @@ func ReadRunStatus(out string) (RunStatus, error) {
 	}
 	noConfigs := err != nil
 	st.Total = n
-	var first, last time.Time
+	var pace dashboard.Pace
 	err = eachLine(filepath.Join(out, DialoguesFile), func(line []byte) error {
 		var d dialog.Dialogue
 		if err := json.Unmarshal(line, &d); err != nil {
@@ -70,12 +71,7 @@ func ReadRunStatus(out string) (RunStatus, error) {
 			}
 			st.Sessions[sim]++
 		}
-		if !d.StartedAt.IsZero() && (first.IsZero() || d.StartedAt.Before(first)) {
-			first = d.StartedAt
-		}
-		if end := d.StartedAt.Add(time.Duration(d.Seconds * float64(time.Second))); end.After(last) {
-			last = end
-		}
+		pace.Add(d)
 		return nil
 	})
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -88,14 +84,7 @@ func ReadRunStatus(out string) (RunStatus, error) {
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return st, err
 	}
-	st.Last = last
-	done := st.OK + st.Failed + st.Dead
-	if span := last.Sub(first); done > 0 && span > 0 {
-		st.PerMinute = float64(done) / span.Minutes()
-		if st.Total > done {
-			st.ETA = time.Duration(float64(st.Total-done) / st.PerMinute * float64(time.Minute))
-		}
-	}
+	st.Last, st.PerMinute, st.ETA = pace.Last(), pace.PerMinute(), pace.ETA(st.Total)
 	return st, nil
 }
 

@@ -6,6 +6,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"dialogfarm/dashboard"
+	"dialogfarm/sft"
 )
 
 func TestReadRunStatus(t *testing.T) {
@@ -53,5 +56,44 @@ func TestReadRunStatus(t *testing.T) {
 	}
 	if _, err := ReadRunStatus(t.TempDir()); err == nil || !strings.Contains(err.Error(), "is not a run folder") {
 		t.Errorf("empty folder: %v", err)
+	}
+}
+
+// TestDashboardRateIsStatusRate: dashboard.html shows the dialogues per
+// minute and ETA that status prints (the demo's said 0.0 where status
+// said 29.0): both come from dashboard.Pace.
+func TestDashboardRateIsStatusRate(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, data string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(ConfigsFile, `{"id":"a"}`+"\n"+`{"id":"b"}`+"\n"+`{"id":"c"}`+"\n"+`{"id":"d"}`+"\n")
+	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	var lines []string
+	for i, id := range []string{"a", "b", "c"} {
+		lines = append(lines, `{"config_id":"`+id+`","status":"ok","started_at":"`+t0.Add(time.Duration(i)*2*time.Second).Format(time.RFC3339)+`","seconds":2}`)
+	}
+	write(DialoguesFile, strings.Join(lines, "\n")+"\n")
+	st, err := ReadRunStatus(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.PerMinute != 30 { // 3 records in 6 s
+		t.Fatalf("status rate %.1f", st.PerMinute)
+	}
+	spec := DefaultSpec(DefaultOptions{Profile: "default", N: 4, Repos: []string{"."}, Export: sft.DefaultOptions()})
+	nodes := []NodeState{{ID: "configs", Op: "configs", Status: NodeDone, Outputs: map[string]Value{"configs": {Type: TypeConfigs, Path: filepath.Join(dir, ConfigsFile)}}},
+		{ID: "drive", Op: "drive", Status: NodeDone, Outputs: map[string]Value{"dialogues": {Type: TypeDialogues, Path: filepath.Join(dir, DialoguesFile)}}}}
+	if err := WriteDashboard(spec, nodes, dir, RunDone); err != nil {
+		t.Fatal(err)
+	}
+	html, err := os.ReadFile(filepath.Join(dir, dashboard.File))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "<b>30.0</b> dialogues/min<br>ETA 2s"; !strings.Contains(string(html), want) {
+		t.Fatalf("dashboard.html lacks %q:\n%s", want, html)
 	}
 }

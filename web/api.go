@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"time"
 
 	"dialogfarm/dashboard"
 	"dialogfarm/pipeline"
@@ -136,7 +135,8 @@ func (s *Server) view(name string) (pipelineView, error) {
 	return pipelineView{Pipeline: name, Revision: rev, Spec: spec, YAML: string(data), Findings: fs}, nil
 }
 
-// dashboardData is a run's dashboard, with live progress.
+// dashboardData is a run's dashboard: every figure, the rate and ETA
+// among them, from its records (dashboard.Pace, as status computes them).
 func (s *Server) dashboardData(info pipeline.RunInfo) (*dashboard.Data, error) {
 	d, err := dashboard.Build(pipeline.DashboardSources(info.Spec, info.Nodes, info.Out))
 	if err != nil {
@@ -144,14 +144,6 @@ func (s *Server) dashboardData(info pipeline.RunInfo) (*dashboard.Data, error) {
 	}
 	d.Title = info.ID
 	d.Progress.Status = info.Status
-	if dr := info.Drive; dr != nil && info.Status == pipeline.RunRunning {
-		d.Progress.Done, d.Progress.Total, d.Progress.OK, d.Progress.Failed = dr.Done, dr.Total, dr.OK, dr.Failed
-		d.Progress.PerMinute, d.Progress.ETASeconds = dr.PerMinute, dr.ETASeconds
-	} else if secs := info.Finished.Sub(info.Started).Minutes(); !info.Finished.IsZero() && secs > 0 {
-		d.Progress.PerMinute = float64(d.Progress.Done) / secs
-	} else if info.Status == pipeline.RunRunning && time.Since(info.Started) > 0 {
-		d.Progress.PerMinute = float64(d.Progress.Done) / time.Since(info.Started).Minutes()
-	}
 	return d, nil
 }
 
