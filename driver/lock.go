@@ -113,3 +113,7 @@ func flock(f *os.File, how int) error {
 		}
 	}
 }
+
+// FolderBusy reports whether a live process holds dir's run lock, and
+// its PID (0 when unknown).
+func FolderBusy(dir string) (bool, int) { return runAlive(dir) }

@@ -145,7 +145,7 @@ func (s *Server) addTools() {
 	sdk.AddTool(s.srv, &sdk.Tool{Name: "revert", Description: "Commit, as a new revision, the pipeline as it was at an earlier revision."}, s.revert)
 	sdk.AddTool(s.srv, &sdk.Tool{Name: "run_pipeline", Description: "Run a stored pipeline in the background (dry_run: validate and show the order only; limit: configs per drive node). Unchanged nodes are not run again."}, s.runPipeline)
 	sdk.AddTool(s.srv, &sdk.Tool{Name: "get_run_status", Description: "A run's status: each node's state, drive progress (done/total, dialogues per minute, ETA), error."}, s.runStatus)
-	sdk.AddTool(s.srv, &sdk.Tool{Name: "list_runs", Description: "The runs started by this server, newest first."}, s.listRuns)
+	sdk.AddTool(s.srv, &sdk.Tool{Name: "list_runs", Description: "The runs started by serve or mcp over this runs folder (kept across restarts; one that was running when its server stopped is 'interrupted'), newest first, then the run folders dialogfarm run made there (external: true)."}, s.listRuns)
 	sdk.AddTool(s.srv, &sdk.Tool{Name: "cancel_run", Description: "Cancel a running run; what it recorded stays and a later run resumes."}, s.cancelRun)
 }
 

@@ -13,6 +13,11 @@ import (
 // node's params.
 func DashboardSources(spec *Spec, nodes []NodeState, out string) dashboard.Sources {
 	src := dashboard.Sources{Dir: out, Export: sft.DefaultOptions()}
+	if spec == nil { // a folder of dialogfarm run: its files have their usual names
+		path := func(f string) string { return filepath.Join(out, f) }
+		src.Dialogues, src.Configs, src.Report = path(DialoguesFile), path(ConfigsFile), path(ReportFile)
+		return src
+	}
 	outputOf := func(ref string) string {
 		r := ParseRef(ref)
 		for _, st := range nodes {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -51,6 +52,9 @@ type RunInfo struct {
 	Started  time.Time    `json:"started"`
 	Finished time.Time    `json:"finished,omitzero"`
 	Error    string       `json:"error,omitempty"`
+	// External marks a run folder of `dialogfarm run` found in the runs
+	// folder: listed and shown, not started or cancelled here.
+	External bool `json:"external,omitempty"`
 }
 
 // EnvFunc builds the environment of a run into out; done is called when
@@ -59,7 +63,10 @@ type EnvFunc func(out string) (env RunEnv, done func(), err error)
 
 // Runs starts pipeline runs in the background, one at a time per
 // pipeline, each into DIR/NAME so an edited pipeline re-runs only the
-// nodes whose cache keys changed.
+// nodes whose cache keys changed. Each run's info is kept in
+// DIR/.runs/ID.json, so runs outlive the server (one that was running
+// when it stopped is interrupted); the folders `dialogfarm run` made in
+// DIR are listed beside them.
 type Runs struct {
 	dir  string
 	reg  *Registry
@@ -74,6 +81,7 @@ type Runs struct {
 	mu   sync.Mutex
 	runs map[string]*runEntry
 	ids  []string
+	seq  int // the highest N of the run ids NAME-N
 	subs map[chan string]struct{}
 }
 
@@ -82,9 +90,15 @@ type runEntry struct {
 	cancel context.CancelFunc
 }
 
-// NewRuns keeps runs under dir; base bounds every run's life.
+// NewRuns keeps runs under dir, with those recorded there by earlier
+// servers; base bounds every run's life.
 func NewRuns(base context.Context, dir string, reg *Registry, env EnvFunc, log *zap.Logger) *Runs {
-	return &Runs{dir: dir, reg: reg, env: env, log: log, base: base, runs: map[string]*runEntry{}, subs: map[chan string]struct{}{}}
+	if log == nil {
+		log = zap.NewNop()
+	}
+	r := &Runs{dir: dir, reg: reg, env: env, log: log, base: base, runs: map[string]*runEntry{}, subs: map[chan string]struct{}{}}
+	r.load()
+	return r
 }
 
 // ErrBusy means the pipeline is already running.
@@ -118,19 +132,21 @@ func (r *Runs) Start(name string, spec *Spec, rev int, dryRun bool, limit int) (
 			return RunInfo{}, fmt.Errorf("pipeline %s: %w (run %s)", name, ErrBusy, e.info.ID)
 		}
 	}
-	info.ID = fmt.Sprintf("%s-%d", name, len(r.ids)+1)
+	r.seq++
+	info.ID = fmt.Sprintf("%s-%d", name, r.seq)
 	info.Status = RunRunning
 	ctx, cancel := context.WithCancel(r.base)
 	e := &runEntry{info: info, cancel: cancel}
 	r.runs[info.ID], r.ids = e, append(r.ids, info.ID)
 	r.mu.Unlock()
 	env.Limit = limit
+	r.save(info)
 	env.OnNode = func(st NodeState) {
-		r.update(info.ID, func(in *RunInfo) {
+		r.save(r.update(info.ID, func(in *RunInfo) {
 			if i := slices.IndexFunc(in.Nodes, func(n NodeState) bool { return n.ID == st.ID }); i >= 0 {
 				in.Nodes[i] = st
 			}
-		})
+		}))
 	}
 	env.DriveProgress = func(node string, p driver.Progress) {
 		r.update(info.ID, func(in *RunInfo) { in.Drive = driveStatus(node, p) })
@@ -141,8 +157,7 @@ func (r *Runs) Start(name string, spec *Spec, rev int, dryRun bool, limit int) (
 		defer cancel()
 		defer done()
 		_, err := RunSpec(ctx, spec, r.reg, env)
-		var final RunInfo
-		r.update(info.ID, func(in *RunInfo) {
+		final := r.update(info.ID, func(in *RunInfo) {
 			in.Finished, in.Status = time.Now().UTC(), RunDone
 			switch {
 			case err != nil && ctx.Err() != nil:
@@ -150,8 +165,8 @@ func (r *Runs) Start(name string, spec *Spec, rev int, dryRun bool, limit int) (
 			case err != nil:
 				in.Status, in.Error = RunFailed, err.Error()
 			}
-			final = *in
 		})
+		r.save(final)
 		if r.OnFinish != nil {
 			r.OnFinish(final)
 		}
@@ -170,13 +185,27 @@ func driveStatus(node string, p driver.Progress) *DriveStatus {
 	return d
 }
 
-func (r *Runs) update(id string, f func(*RunInfo)) {
+// update changes a run's info and returns a copy of it.
+func (r *Runs) update(id string, f func(*RunInfo)) RunInfo {
+	var info RunInfo
 	r.mu.Lock()
 	if e, ok := r.runs[id]; ok {
 		f(&e.info)
+		info = e.info.copy()
 	}
 	r.mu.Unlock()
 	r.notify(id)
+	return info
+}
+
+// copy is info with its own nodes and drive status.
+func (info RunInfo) copy() RunInfo {
+	info.Nodes = slices.Clone(info.Nodes)
+	if info.Drive != nil {
+		d := *info.Drive
+		info.Drive = &d
+	}
+	return info
 }
 
 func (r *Runs) notify(id string) {
@@ -206,27 +235,43 @@ func (r *Runs) Subscribe() (<-chan string, func()) {
 // ErrNoRun means no run has that id.
 var ErrNoRun = errors.New("no such run")
 
-// Get returns a copy of a run's info.
+// Get returns a copy of a run's info: a run of this index, or a run
+// folder of `dialogfarm run` in the runs folder.
 func (r *Runs) Get(id string) (RunInfo, error) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	e, ok := r.runs[id]
-	if !ok {
-		return RunInfo{}, fmt.Errorf("run %q: %w", id, ErrNoRun)
+	var info RunInfo
+	if ok {
+		info = e.info.copy()
 	}
-	info := e.info
-	info.Nodes = slices.Clone(info.Nodes)
-	if info.Drive != nil {
-		d := *info.Drive
-		info.Drive = &d
+	known := r.knownLocked()
+	r.mu.Unlock()
+	if ok {
+		return info, nil
 	}
-	return info, nil
+	if id != "" && id == filepath.Base(id) && !strings.HasPrefix(id, ".") && !known[filepath.Join(r.dir, id)] {
+		if info, ok := readFolder(filepath.Join(r.dir, id)); ok {
+			return info, nil
+		}
+	}
+	return RunInfo{}, fmt.Errorf("run %q: %w", id, ErrNoRun)
 }
 
-// List returns the runs, newest first.
+// knownLocked are this index's run ids and output folders.
+func (r *Runs) knownLocked() map[string]bool {
+	known := map[string]bool{}
+	for id, e := range r.runs {
+		known[id], known[filepath.Clean(e.info.Out)] = true, true
+	}
+	return known
+}
+
+// List returns the runs of this index, newest first, then the run
+// folders of `dialogfarm run`, newest first.
 func (r *Runs) List() []RunInfo {
 	r.mu.Lock()
 	ids := slices.Clone(r.ids)
+	known := r.knownLocked()
 	r.mu.Unlock()
 	var out []RunInfo
 	for i := len(ids) - 1; i >= 0; i-- {
@@ -234,7 +279,7 @@ func (r *Runs) List() []RunInfo {
 			out = append(out, info)
 		}
 	}
-	return out
+	return append(out, r.folders(known)...)
 }
 
 // Cancel stops a running run.
@@ -243,6 +288,9 @@ func (r *Runs) Cancel(id string) (RunInfo, error) {
 	e, ok := r.runs[id]
 	r.mu.Unlock()
 	if !ok {
+		if info, err := r.Get(id); err == nil && info.External {
+			return info, fmt.Errorf("run %s: %w: stop that process", id, ErrExternal)
+		}
 		return RunInfo{}, fmt.Errorf("run %q: %w", id, ErrNoRun)
 	}
 	e.cancel()
