@@ -59,7 +59,11 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 var pageFuncs = map[string]any{}
 
 func (s *Server) index(w http.ResponseWriter, r *http.Request) {
-	s.render(w, "index.tmpl", map[string]any{"Pipelines": s.store.List(), "Runs": s.runs.List()})
+	repos := "."
+	if len(s.opt.Roots) > 0 {
+		repos = s.opt.Roots[0]
+	}
+	s.render(w, "index.tmpl", map[string]any{"Pipelines": s.store.List(), "Runs": s.runs.List(), "Roots": s.opt.Roots, "Repos": repos})
 }
 
 func (s *Server) editor(w http.ResponseWriter, r *http.Request) {
@@ -73,7 +77,7 @@ func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	info, _ := s.runs.Get(r.PathValue("id"))
-	s.render(w, "run.tmpl", map[string]any{"ID": r.PathValue("id"), "Status": info.Status, "Panel": template.HTML(panel)}) // rendered by html/template
+	s.render(w, "run.tmpl", map[string]any{"ID": r.PathValue("id"), "Info": info, "Panel": template.HTML(panel)}) // rendered by html/template
 }
 
 // dashboardCSS is the dashboard panel's style sheet (the static

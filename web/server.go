@@ -48,6 +48,10 @@ type Options struct {
 	// AllowedHosts are further names requests may give as Host (and
 	// Origin): NAME (any port) or NAME:PORT.
 	AllowedHosts []string
+	// Roots are the data roots the store and the runs confine host paths
+	// to (shown on the index; the default pipeline's repositories default
+	// to the first).
+	Roots []string
 	// Secure marks the cookie Secure (the server speaks TLS).
 	Secure bool
 	// MaxStreams caps open event streams; MaxBodyBytes request bodies.
@@ -103,6 +107,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /runs/{id}/files/{path...}", s.runFile)
 	mux.HandleFunc("GET /events", s.stream(s.events))
 	s.api(mux)
+	s.createAPI(mux)
 	// The guard checks Host on every route, so the SDK's own loopback
 	// check (which would refuse an --allowed-host behind a local proxy)
 	// is off; its body limit is the guard's.

@@ -58,7 +58,8 @@ func recorded(n *pipeline.Node, in, out map[string]pipeline.Value) error {
 	}
 	var lines []string
 	for i, c := range configs {
-		d := dialog.Dialogue{ConfigID: c.ID, Status: dialog.StatusOK, Config: c, StartedAt: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+		// One dialogue every 2 s: 30 a minute, as status and the dashboard must both say.
+		d := dialog.Dialogue{ConfigID: c.ID, Status: dialog.StatusOK, Config: c, StartedAt: time.Date(2026, 1, 1, 0, 0, 2*i, 0, time.UTC), Seconds: 2}
 		body, _ := json.Marshal(map[string]any{"messages": []dialog.Message{{Role: "user", Content: c.Turns[0].Query}}})
 		ans := fmt.Sprintf("answer %d", i)
 		score := float64(5 - i%3)
@@ -103,10 +104,40 @@ func newSite(t *testing.T) *site {
 // as it is).
 func newSiteWith(t *testing.T, wrap func(http.Handler) http.Handler) *site {
 	t.Helper()
+	return newSiteOpts(t, siteOptions{wrap: wrap})
+}
+
+// siteOptions vary a test site.
+type siteOptions struct {
+	wrap        func(http.Handler) http.Handler
+	store, runs string        // folders of the store and the runs ("": new ones)
+	roots       []string      // data roots (nil: not confined)
+	hold        chan struct{} // when set, drive nodes wait until it is closed
+}
+
+func newSiteOpts(t *testing.T, o siteOptions) *site {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	log := zaptest.NewLogger(t)
 	reg := pipeline.NewRegistry()
-	store, err := pipeline.OpenStore(filepath.Join(t.TempDir(), "pipelines"), reg, testEnv)
+	if o.store == "" {
+		o.store = filepath.Join(t.TempDir(), "pipelines")
+	}
+	if o.runs == "" {
+		o.runs = t.TempDir()
+	}
+	env := testEnv
+	env.Roots = o.roots
+	before := recorded
+	if o.hold != nil {
+		before = func(n *pipeline.Node, in, out map[string]pipeline.Value) error {
+			if n.Op == "drive" {
+				<-o.hold
+			}
+			return recorded(n, in, out)
+		}
+	}
+	store, err := pipeline.OpenStore(o.store, reg, env)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,8 +150,8 @@ func newSiteWith(t *testing.T, wrap func(http.Handler) http.Handler) *site {
 	if err != nil {
 		t.Fatal(err)
 	}
-	runs := pipeline.NewRuns(ctx, t.TempDir(), reg, func(out string) (pipeline.RunEnv, func(), error) {
-		return pipeline.RunEnv{Out: out, Log: log, Validate: testEnv, QueryModel: qm, BeforeNode: recorded}, func() {}, nil
+	runs := pipeline.NewRuns(ctx, o.runs, reg, func(out string) (pipeline.RunEnv, func(), error) {
+		return pipeline.RunEnv{Out: out, Log: log, Validate: env, QueryModel: qm, BeforeNode: before}, func() {}, nil
 	}, log)
 	runs.OnFinish = func(info pipeline.RunInfo) {
 		if err := pipeline.WriteDashboard(info.Spec, info.Nodes, info.Out, info.Status); err != nil {
@@ -128,14 +159,14 @@ func newSiteWith(t *testing.T, wrap func(http.Handler) http.Handler) *site {
 		}
 	}
 	ts := httptest.NewUnstartedServer(nil)
-	srv, err := New(store, runs, Options{Token: testToken, Addr: ts.Listener.Addr().String()}, log)
+	srv, err := New(store, runs, Options{Token: testToken, Addr: ts.Listener.Addr().String(), Roots: o.roots}, log)
 	if err != nil {
 		t.Fatal(err)
 	}
 	stop := srv.Start(ctx)
 	h := srv.Handler()
-	if wrap != nil {
-		h = wrap(h)
+	if o.wrap != nil {
+		h = o.wrap(h)
 	}
 	ts.Config.Handler = h
 	ts.Start()
@@ -384,6 +415,22 @@ func TestUIDashboard(t *testing.T) {
 	static, err := os.ReadFile(filepath.Join(info.Out, "dashboard.html"))
 	if err != nil || !strings.Contains(string(static), `data-plot="jsd"`) || !strings.Contains(string(static), `href="failures/`) {
 		t.Fatalf("static dashboard: %v", err)
+	}
+	// The figures are status's: 30.0 dialogues/min (one every 2 s), and a
+	// finished run has no cancel button.
+	st, err := pipeline.ReadRunStatus(info.Out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rate := p.MustEval(`() => [...document.querySelectorAll('.tile')].find((e) => e.textContent.includes('dialogues/min')).querySelector('b').textContent`).String()
+	if want := fmt.Sprintf("%.1f", st.PerMinute); rate != want || st.PerMinute != 30 {
+		t.Errorf("the dashboard says %s dialogues/min, status %.1f", rate, st.PerMinute)
+	}
+	if !strings.Contains(string(static), "<b>30.0</b> dialogues/min") {
+		t.Error("dashboard.html does not say 30.0 dialogues/min")
+	}
+	if p.MustEval(`() => !!document.getElementById('cancel')`).Bool() {
+		t.Error("a finished run shows cancel")
 	}
 	t.Logf("dashboard plots: %s", plots)
 }

@@ -129,7 +129,8 @@ func (a *app) serve(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
-	srv, err := web.New(store, runs, web.Options{Token: token, Addr: ln.Addr().String(), AllowedHosts: a.v.GetStringSlice("allowed-host"), Secure: tls}, a.log)
+	srv, err := web.New(store, runs, web.Options{Token: token, Addr: ln.Addr().String(), AllowedHosts: a.v.GetStringSlice("allowed-host"),
+		Roots: roots, Secure: tls}, a.log)
 	if err != nil {
 		ln.Close()
 		return err

@@ -11,7 +11,11 @@
     for (const k of kids) e.append(k);
     return e;
   };
-  const state = { revision: 0, spec: null, ops: {}, selected: null, findings: [], lastResult: null };
+  // yaml is the YAML panel: base is the revision its text was read at;
+  // dirty says the person has edited it since (a new revision then does
+  // not overwrite their text: committing it is a conflict they resolve).
+  const state = { revision: 0, spec: null, ops: {}, selected: null, findings: [], lastResult: null,
+    yaml: { base: 0, text: '', dirty: false } };
   window.df = state; // for people debugging in devtools and for the UI tests
 
   const cy = cytoscape({
@@ -52,12 +56,41 @@
     const changed = v.revision !== state.revision || !state.spec;
     state.revision = v.revision; state.spec = v.spec; state.findings = v.findings;
     $('rev').textContent = 'r' + v.revision;
-    $('yaml').textContent = v.yaml;
+    showYAML(v);
     if (!state.lastResult || state.lastResult.committed) showFindings(v.findings);
     if (changed) draw();
     loadHistory();
     if (state.selected) showNode();
   }
+
+  // showYAML fills the YAML panel with the pipeline unless the person is
+  // editing it, in which case it says what was committed meanwhile.
+  function showYAML(v) {
+    const y = state.yaml, ta = $('yaml-edit'), st = $('yaml-state');
+    if (!y.dirty) {
+      y.base = v.revision; y.text = v.yaml; ta.value = v.yaml;
+      st.className = 'muted'; st.textContent = 'r' + v.revision;
+      return;
+    }
+    st.className = 'dirty';
+    st.textContent = v.revision === y.base ? 'edited, not committed (on r' + y.base + ')'
+      : 'edited on r' + y.base + '; r' + v.revision + ' has been committed since: committing will be refused as a conflict (discard to read r' + v.revision + ')';
+  }
+
+  $('yaml-edit').addEventListener('input', () => {
+    state.yaml.dirty = $('yaml-edit').value !== state.yaml.text;
+    showYAML({ revision: state.revision, yaml: state.yaml.text });
+  });
+  $('yaml-reset').onclick = () => { state.yaml.dirty = false; load(); };
+  $('yaml-commit').onclick = async () => {
+    const res = await post(api + '/yaml', { base_revision: state.yaml.base, yaml: $('yaml-edit').value, message: 'edit YAML' });
+    state.lastResult = res;
+    if (res.error) showFindings([{ severity: 'error', code: 'YAML', message: res.error }], 'YAML not committed:');
+    else if (res.conflict) showFindings([{ severity: 'error', code: 'CONFLICT', message: res.conflict.message }], 'YAML not committed, your text is kept:');
+    else if (!res.committed) showFindings(res.findings, 'YAML not committed, your text is kept:');
+    else state.yaml.dirty = false;
+    await load();
+  };
 
   function draw() {
     const nodes = state.spec.nodes || [];
