@@ -13,6 +13,7 @@ import (
 
 	"dialogfarm/adapter"
 	"dialogfarm/capture"
+	"dialogfarm/driver/editor"
 )
 
 // TestActivationFailureIsReportedAtOnce loads a workbench whose plugin
@@ -29,6 +30,16 @@ func TestActivationFailureIsReportedAtOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	log := zaptest.NewLogger(t)
+	// The plugins of testdata/activation (package editor's tests read
+	// them too).
+	activationAdapter := func(t *testing.T, name string) *adapter.Adapter {
+		t.Helper()
+		a, err := adapter.Load(filepath.Join("testdata", "activation", name+".yaml"), "..")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
 	srv := listenCapture(ctx, t, capture.DefaultConfig(), capture.Offline{}, nil, log)
 
 	t.Run("missing packages are named before the editor starts", func(t *testing.T) {
@@ -36,7 +47,7 @@ func TestActivationFailureIsReportedAtOnce(t *testing.T) {
 		rc.Adapters = []*adapter.Adapter{activationAdapter(t, "missing-module")}
 		r := NewRunner(rc, srv, nil, log)
 		err := r.Start(ctx)
-		var me *MissingModulesError
+		var me *editor.MissingModulesError
 		if !errors.As(err, &me) || me.Missing[0].Name != "udx-native" {
 			r.Stop()
 			t.Fatalf("Start = %v, want the missing udx-native named", err)
@@ -70,9 +81,9 @@ func TestActivationFailureIsReportedAtOnce(t *testing.T) {
 	start := time.Now()
 	err = s.open(ctx, ws, a)
 	took := time.Since(start)
-	var ae *ActivationError
+	var ae *editor.ActivationError
 	if !errors.As(err, &ae) {
-		t.Fatalf("open = %v after %s, want an *ActivationError", err, took)
+		t.Fatalf("open = %v after %s, want an *editor.ActivationError", err, took)
 	}
 	if ae.Extension != "dialogfarm-test.throws" || !strings.Contains(strings.Join(ae.Lines, "\n"), "Cannot find module 'udx-native'") ||
 		!strings.HasSuffix(ae.Log, "remoteexthost.log") {

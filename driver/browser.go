@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 
+	"dialogfarm/driver/internal/procenv"
 	"dialogfarm/internal/runfiles"
 )
 
@@ -166,11 +167,7 @@ func prepareLaunch(cfg BrowserConfig) (profile string, env []string, err error) 
 	if err := runfiles.MkdirAll(profile); err != nil {
 		return "", nil, fmt.Errorf("launch chromium: %w", err)
 	}
-	var display []string
-	if !cfg.Headless {
-		display = displayEnv
-	}
-	if env, err = isolatedEnv(cfg.Dir, display...); err != nil {
+	if env, err = procenv.Isolated(cfg.Dir, !cfg.Headless); err != nil {
 		return "", nil, fmt.Errorf("launch chromium: %w", err)
 	}
 	return profile, env, nil

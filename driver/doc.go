@@ -5,15 +5,14 @@
 //
 // Its parts, each in files of its own:
 //
-//   - The editor's processes: code-server started in its own process
-//     group with its own user-data, HOME, XDG folders and TMPDIR
-//     (editor.go, env.go, settings.go, builtins.go, password.go), the
-//     plugins installed from a folder or a .vsix (install.go), the files
-//     and keybindings an adapter writes into an editor (editorfiles.go),
-//     the packages a plugin requires without shipping them (extmodules.go)
-//     and its activation failures, read from the extension hosts' logs
-//     (activation.go), and the bookkeeping that ends a killed run's
-//     editors and browser (stale.go, lock.go).
+//   - The editor's processes are package driver/editor's: code-server
+//     with its own user-data, HOME, XDG folders and TMPDIR (those from
+//     driver/internal/procenv), its settings, built-ins and password,
+//     the plugins installed from a folder or a .vsix, the files and
+//     keybindings an adapter writes into an editor, the packages a plugin
+//     requires without shipping them and its activation failures. The
+//     bookkeeping that ends a killed run's editors and browser is the
+//     run's (stale.go, lock.go).
 //   - The browser backends: go-rod and chromedp behind one small page
 //     interface (browser.go, browser_rod.go, browser_chromedp.go,
 //     flags.go, startup.go).

@@ -2,7 +2,6 @@ package driver
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -13,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"dialogfarm/adapter"
+	"dialogfarm/driver/editor"
 )
 
 // Finding is one prerequisite the doctor checked.
@@ -22,36 +22,9 @@ type Finding struct {
 	Problem string // empty when the check passed
 }
 
-// PluginManifest is the part of a VS Code extension's package.json the
-// driver reads.
-type PluginManifest struct {
-	Publisher string `json:"publisher"`
-	Name      string `json:"name"`
-	Version   string `json:"version"`
-}
-
-// ID is publisher.name.
-func (m PluginManifest) ID() string { return m.Publisher + "." + m.Name }
-
-// ReadPluginManifest reads dir/package.json.
-func ReadPluginManifest(dir string) (PluginManifest, error) {
-	var m PluginManifest
-	data, err := os.ReadFile(filepath.Join(dir, "package.json"))
-	if err != nil {
-		return m, fmt.Errorf("read plugin manifest: %w", err)
-	}
-	if err := json.Unmarshal(data, &m); err != nil {
-		return m, fmt.Errorf("parse %s: %w", filepath.Join(dir, "package.json"), err)
-	}
-	if m.Publisher == "" || m.Name == "" || m.Version == "" {
-		return m, fmt.Errorf("%s: publisher, name and version are required", filepath.Join(dir, "package.json"))
-	}
-	return m, nil
-}
-
 // Doctor checks that everything the driver needs is installed: Chromium,
 // Node 24, code-server and the plugin in the extensions folder.
-func Doctor(ctx context.Context, ed EditorConfig, br BrowserConfig, nodeBin, pluginDir string) []Finding {
+func Doctor(ctx context.Context, ed editor.Config, br BrowserConfig, nodeBin, pluginDir string) []Finding {
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
 	tmp, err := os.MkdirTemp("", "dialogfarm-doctor-")
@@ -80,7 +53,7 @@ func Doctor(ctx context.Context, ed EditorConfig, br BrowserConfig, nodeBin, plu
 	out = append(out, node)
 	out = append(out, version("code-server", ed.Bin, "--version"))
 	plugin := Finding{Name: "plugin"}
-	if m, err := ReadPluginManifest(pluginDir); err != nil {
+	if m, err := editor.ReadPluginManifest(pluginDir); err != nil {
 		plugin.Problem = err.Error()
 	} else {
 		plugin.Version = m.ID() + " " + m.Version
@@ -92,7 +65,7 @@ func Doctor(ctx context.Context, ed EditorConfig, br BrowserConfig, nodeBin, plu
 }
 
 // installed reports whether the extensions folder holds the plugin.
-func installed(extDir string, m PluginManifest) bool {
+func installed(extDir string, m editor.PluginManifest) bool {
 	entries, err := os.ReadDir(extDir)
 	if err != nil {
 		return false
@@ -101,7 +74,7 @@ func installed(extDir string, m PluginManifest) bool {
 		if !strings.HasPrefix(e.Name(), m.ID()+"-") {
 			continue
 		}
-		if got, err := ReadPluginManifest(filepath.Join(extDir, e.Name())); err == nil && got.Version == m.Version {
+		if got, err := editor.ReadPluginManifest(filepath.Join(extDir, e.Name())); err == nil && got.Version == m.Version {
 			return true
 		}
 	}
@@ -123,10 +96,10 @@ type Activation struct {
 
 // CheckActivation starts the editor with each plugin of rc.Adapters in
 // turn, as a run would (a plugin that requires packages it does not ship
-// is refused first, with a *MissingModulesError), loads a one-file
+// is refused first, with a *editor.MissingModulesError), loads a one-file
 // workspace and opens the plugin's chat view (its activity-bar item, else
 // its keybinding, else its command), which activates a plugin that waits
-// for its view. A plugin that failed to activate has an *ActivationError
+// for its view. A plugin that failed to activate has an *editor.ActivationError
 // with the extension host's lines, reported as soon as they are logged; a
 // chat view that does not show within step has the wait's error. Each
 // plugin gets an editor of its own, in a folder of rc.Out named after its

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"dialogfarm/dialog"
+	"dialogfarm/driver/editor"
 	"dialogfarm/farm"
 )
 
@@ -31,7 +32,7 @@ var _ farm.Driver = slotDriver{}
 
 func (d slotDriver) DriveOne(ctx context.Context, slot int, c dialog.ChatConfig) (farm.Outcome, error) {
 	dl, retry, err := d.r.DriveSlot(ctx, slot, c)
-	if _, ok := errors.AsType[*ActivationError](err); ok {
+	if _, ok := errors.AsType[*editor.ActivationError](err); ok {
 		err = fmt.Errorf("%w: %w", farm.ErrCannotDrive, err)
 	}
 	return farm.Outcome{Dialogue: dl, Retry: retry}, err

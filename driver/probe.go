@@ -13,6 +13,7 @@ import (
 
 	"dialogfarm/adapter"
 	"dialogfarm/dialog"
+	"dialogfarm/driver/editor"
 )
 
 // ProbeConfig says what `adapters probe` looks at.
@@ -102,12 +103,8 @@ func probeAdapter(pc ProbeConfig) (*adapter.Adapter, contributes, error) {
 	} else {
 		a.Extension.Folder = abs
 	}
-	data, err := manifestBytes(a)
-	if err != nil {
-		return nil, m, err
-	}
-	if err := json.Unmarshal(data, &m); err != nil {
-		return nil, m, fmt.Errorf("probe: parse package.json: %w", err)
+	if err := editor.DecodeManifest(a, &m); err != nil {
+		return nil, m, fmt.Errorf("probe: %w", err)
 	}
 	a.Extension.ID = m.Publisher + "." + m.Name
 	if len(m.Contributes.ViewsContainers.Activitybar) > 0 {

@@ -2,7 +2,6 @@ package driver
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"os"
@@ -17,6 +16,7 @@ import (
 
 	"dialogfarm/adapter"
 	"dialogfarm/dialog"
+	"dialogfarm/driver/editor"
 	"dialogfarm/internal/runfiles"
 )
 
@@ -35,7 +35,7 @@ type RunConfig struct {
 	// folders and extension state). Empty: editor when an adapter asks
 	// for it, else window. --isolation sets it for a run.
 	Isolation string
-	Editor    EditorConfig
+	Editor    editor.Config
 	Browser   BrowserConfig
 	// Adapters are the plugins the run drives; the first one drives the
 	// configs that name no plugin. Each is installed into the run's own
@@ -99,7 +99,7 @@ func DefaultRunConfig(root, out string) RunConfig {
 	rc := RunConfig{
 		Out:      out,
 		Sessions: 1,
-		Editor:   DefaultEditorConfig(root),
+		Editor:   editor.DefaultConfig(root),
 		Browser:  DefaultBrowserConfig(),
 		Timeouts: DefaultTimeouts(),
 		Recycle:  DefaultRecycle(),
@@ -127,8 +127,8 @@ type Runner struct {
 	log       *zap.Logger
 	isolation string // the run's: adapter.IsolationWindow or IsolationEditor
 
-	mu       sync.Mutex // guards the editors, the browser and the slots
-	editor   *Editor    // the editor the slots share; nil with isolation editor
+	mu       sync.Mutex     // guards the editors, the browser and the slots
+	editor   *editor.Editor // the editor the slots share; nil with isolation editor
 	browser  *chromium
 	version  string        // what the last editor started says it is
 	loads    chan struct{} // one window loads at a time: loads saturate the CPU
@@ -179,7 +179,7 @@ func (r *Runner) Start(ctx context.Context) error {
 		}
 		// A plugin that requires packages it does not ship cannot
 		// activate: say so before any editor starts.
-		if err := CheckModules(a); err != nil {
+		if err := editor.CheckModules(a); err != nil {
 			return fmt.Errorf("start the run: adapter %s: %w", a.Name, err)
 		}
 		r.cfg.Editor.Plugins = append(r.cfg.Editor.Plugins, a.Extension.ID)
@@ -220,14 +220,10 @@ func (r *Runner) start(ctx context.Context) error {
 		return err
 	}
 	r.cfg.Editor.Dir = filepath.Join(r.cfg.Out, "editor")
-	if r.cfg.Editor.Password == "" {
-		// One password (and hash) per run, for every editor: a
-		// restarted code-server accepts the browser's session cookie,
-		// so windows need not log in again.
-		r.cfg.Editor.Password = rand.Text()
-	}
-	var err error
-	if r.cfg.Editor.passwordHash, err = hashPassword(r.cfg.Editor.Password); err != nil {
+	// One password (and hash) per run, for every editor: a restarted
+	// code-server accepts the browser's session cookie, so windows need
+	// not log in again.
+	if err := r.cfg.Editor.SharePassword(); err != nil {
 		return err
 	}
 	r.cfg.Browser.Dir = filepath.Join(r.cfg.Out, "browser")
@@ -238,7 +234,7 @@ func (r *Runner) start(ctx context.Context) error {
 	r.cfg.Editor.SkipBuiltin = slices.DeleteFunc(slices.Clone(r.cfg.Editor.SkipBuiltin), func(id string) bool {
 		return slices.ContainsFunc(r.cfg.Adapters, func(a *adapter.Adapter) bool { return a.NeedsBuiltin(id) })
 	})
-	if err := installExtensions(ctx, r.cfg.Editor.Bin, r.cfg.Editor.ExtensionsDir, filepath.Join(r.cfg.Out, "install"), r.cfg.Adapters); err != nil {
+	if err := editor.Install(ctx, r.cfg.Editor.Bin, r.cfg.Editor.ExtensionsDir, filepath.Join(r.cfg.Out, "install"), r.cfg.Adapters); err != nil {
 		return err
 	}
 	if r.isolation == adapter.IsolationEditor {
@@ -249,7 +245,7 @@ func (r *Runner) start(ctx context.Context) error {
 		r.browser = br
 		return r.saveProcessGroups()
 	}
-	if err := writeEditorFiles(r.cfg.Editor.Dir, r.sharedVars(), r.cfg.Adapters); err != nil {
+	if err := r.cfg.Editor.WriteFiles(r.sharedVars(), r.cfg.Adapters); err != nil {
 		return err
 	}
 	ed, br, err := startEditorAndBrowser(ctx, r.cfg.Editor, r.cfg.Browser, r.log)
@@ -300,7 +296,7 @@ func (r *Runner) Stop() {
 		r.browser.Close()
 	}
 	var wg sync.WaitGroup
-	for _, ed := range append([]*Editor{r.editor}, r.slotEditors()...) {
+	for _, ed := range append([]*editor.Editor{r.editor}, r.slotEditors()...) {
 		if ed != nil {
 			wg.Go(ed.Stop)
 		}

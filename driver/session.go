@@ -42,7 +42,8 @@ type Session struct {
 	capture   Exchanges
 	followUps FollowUps
 	dir       string // where this session writes its workspace files
-	editorDir string // the folder of the editor the window shows (EditorConfig.Dir)
+	userData  string // the user-data folder of the editor the window shows
+	home      string // its HOME
 	editorURL string
 	password  string // code-server's login password
 	workspace string // the workspace file the window shows, "" before load

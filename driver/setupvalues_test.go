@@ -31,7 +31,7 @@ func TestSetupValuesGetPlaceholders(t *testing.T) {
 	_, p := testWindow(ctx, t, BackendRod)
 	w := &window{page: p}
 	u := ui{Frames: []string{"iframe"}, Ready: "#url", Input: "#url"}
-	a := editorAdapter(t, "")
+	a := &adapter.Adapter{Name: "setup", Extension: adapter.Extension{ID: "pub.setup"}}
 	v := adapter.Vars{CaptureURL: "http://127.0.0.1:5151/K3Y/s/s9/v1", Session: "s9", Secret: "K3Y"}
 	expand := func(s string) string { return a.Expand(s, v) }
 	load := func() {

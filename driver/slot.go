@@ -11,6 +11,7 @@ import (
 
 	"dialogfarm/adapter"
 	"dialogfarm/dialog"
+	"dialogfarm/driver/editor"
 )
 
 // slot is one simulator of the run, the one place that knows what a
@@ -27,8 +28,8 @@ type slot struct {
 	sess *Session
 	// editor is the slot's own editor, nil on the shared one; cfg is
 	// its config (its own folder, the run's password and extensions).
-	editor *Editor
-	cfg    EditorConfig
+	editor *editor.Editor
+	cfg    editor.Config
 }
 
 // OpenSessions opens simulator slots until n are open; they are kept for
@@ -52,7 +53,7 @@ func (r *Runner) OpenSessions(ctx context.Context, n int) error {
 // session. The slot is the Runner's until Stop.
 func (r *Runner) NewSession(ctx context.Context, id string) (*Session, error) {
 	sl := &slot{}
-	ed := r.sharedEditor()
+	ed, edCfg := r.sharedEditor(), r.cfg.Editor
 	if r.isolation == adapter.IsolationEditor {
 		sl.cfg = r.cfg.Editor
 		sl.cfg.Dir = filepath.Join(r.cfg.Out, "editors", safeName(id))
@@ -60,7 +61,7 @@ func (r *Runner) NewSession(ctx context.Context, id string) (*Session, error) {
 		if ed, err = r.startSlotEditor(ctx, sl.cfg, id); err != nil {
 			return nil, err
 		}
-		sl.editor = ed
+		sl.editor, edCfg = ed, sl.cfg
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -73,7 +74,7 @@ func (r *Runner) NewSession(ctx context.Context, id string) (*Session, error) {
 	}
 	sl.sess = &Session{
 		ID: id, win: &window{page: page, fail: ed}, adapters: r.cfg.Adapters, secret: r.secret(), capture: r.capture, followUps: r.followUps,
-		dir: r.cfg.Out, editorDir: ed.cfg.Dir, editorURL: ed.URL(), password: ed.Password(), timeouts: r.cfg.Timeouts, loads: r.loads, turns: r.turns,
+		dir: r.cfg.Out, userData: edCfg.UserData(), home: edCfg.Home(), editorURL: ed.URL(), password: ed.Password(), timeouts: r.cfg.Timeouts, loads: r.loads, turns: r.turns,
 		startup: r.waitStartup, log: r.log.With(zap.String("session", id)),
 	}
 	r.slots = append(r.slots, sl)
@@ -86,15 +87,15 @@ func (r *Runner) NewSession(ctx context.Context, id string) (*Session, error) {
 }
 
 // sharedEditor is the editor the slots share, nil with isolation editor.
-func (r *Runner) sharedEditor() *Editor {
+func (r *Runner) sharedEditor() *editor.Editor {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.editor
 }
 
 // slotEditors are the slots' own editors. The caller holds r.mu.
-func (r *Runner) slotEditors() []*Editor {
-	var out []*Editor
+func (r *Runner) slotEditors() []*editor.Editor {
+	var out []*editor.Editor
 	for _, sl := range r.slots {
 		if sl.editor != nil {
 			out = append(out, sl.editor)
@@ -106,11 +107,11 @@ func (r *Runner) slotEditors() []*Editor {
 // startSlotEditor writes what the adapters put into the editor of session
 // id (their files and keybindings, with that session's placeholders) and
 // starts it.
-func (r *Runner) startSlotEditor(ctx context.Context, cfg EditorConfig, id string) (*Editor, error) {
-	if err := writeEditorFiles(cfg.Dir, r.sessionVars(id), r.cfg.Adapters); err != nil {
+func (r *Runner) startSlotEditor(ctx context.Context, cfg editor.Config, id string) (*editor.Editor, error) {
+	if err := cfg.WriteFiles(r.sessionVars(id), r.cfg.Adapters); err != nil {
 		return nil, err
 	}
-	ed, err := StartEditor(ctx, cfg, r.log.With(zap.String("session", id)))
+	ed, err := editor.Start(ctx, cfg, r.log.With(zap.String("session", id)))
 	if err != nil {
 		return nil, fmt.Errorf("start the editor of simulator %s: %w", id, err)
 	}
@@ -124,7 +125,7 @@ func (r *Runner) startSlotEditor(ctx context.Context, cfg EditorConfig, id strin
 // OpenSessions, for a caller that schedules configs (the farm's
 // workers). It returns an error when the config was not driven to an
 // outcome: ctx ended while it was in flight, or the plugin failed to
-// activate (an *ActivationError, which no other attempt on this editor
+// activate (an *editor.ActivationError, which no other attempt on this editor
 // gets past). retry says a failed dialogue may pass on another attempt.
 func (r *Runner) DriveSlot(ctx context.Context, i int, c dialog.ChatConfig) (d dialog.Dialogue, retry bool, err error) {
 	r.mu.Lock()
@@ -144,12 +145,12 @@ func (r *Runner) DriveSlot(ctx context.Context, i int, c dialog.ChatConfig) (d d
 // failure. retry says a failure may pass on another attempt (anything but
 // a config that does not fit its repository). err is set when the config
 // was not driven to an outcome: the run was cancelled while it was in
-// flight, or the plugin failed to activate (an *ActivationError: no
+// flight, or the plugin failed to activate (an *editor.ActivationError: no
 // dialogue on this editor can pass, and the run should stop and say why).
 func (r *Runner) driveOne(ctx context.Context, sl *slot, c dialog.ChatConfig) (d dialog.Dialogue, retry bool, err error) {
 	sess := sl.sess
 	err = r.recycle(ctx, sess)
-	var ed *Editor
+	var ed *editor.Editor
 	if err == nil {
 		ed, err = r.refresh(ctx, sl)
 	}
@@ -172,7 +173,7 @@ func (r *Runner) driveOne(ctx context.Context, sl *slot, c dialog.ChatConfig) (d
 	go func() {
 		select {
 		case <-ed.Exited():
-			cancel(ErrEditorExited)
+			cancel(editor.ErrExited)
 		case <-dctx.Done():
 		}
 	}()
@@ -183,14 +184,14 @@ func (r *Runner) driveOne(ctx context.Context, sl *slot, c dialog.ChatConfig) (d
 	if ctx.Err() != nil {
 		return d, false, fmt.Errorf("config %s not finished: %w", c.ID, context.Cause(ctx))
 	}
-	var ae *ActivationError
+	var ae *editor.ActivationError
 	if errors.As(err, &ae) {
 		sess.log.Error("the plugin failed to activate", zap.String("extension", ae.Extension), zap.Strings("log", ae.Lines))
 		return d, false, fmt.Errorf("config %s: %w", c.ID, ae)
 	}
 	r.used(ctx, sess, err == nil)
-	if err != nil && errors.Is(context.Cause(dctx), ErrEditorExited) {
-		d.Error = fmt.Sprintf("%v mid-dialogue (the step was cut short: %s)", ErrEditorExited, d.Error)
+	if err != nil && errors.Is(context.Cause(dctx), editor.ErrExited) {
+		d.Error = fmt.Sprintf("%v mid-dialogue (the step was cut short: %s)", editor.ErrExited, d.Error)
 	}
 	if err == nil {
 		sess.log.Info("dialogue recorded", zap.String("config", c.ID), zap.Int("turns", len(d.Turns)), zap.Float64("seconds", d.Seconds))
@@ -212,7 +213,7 @@ func (r *Runner) driveOne(ctx context.Context, sl *slot, c dialog.ChatConfig) (d
 // crashed code-server again (the shared one once for all slots, an own
 // one for its slot) or opening a dead window again, and returns the
 // editor the window shows.
-func (r *Runner) refresh(ctx context.Context, sl *slot) (*Editor, error) {
+func (r *Runner) refresh(ctx context.Context, sl *slot) (*editor.Editor, error) {
 	sess := sl.sess
 	ed, err := r.liveEditor(ctx, sl)
 	if err != nil {
@@ -238,7 +239,7 @@ func (r *Runner) refresh(ctx context.Context, sl *slot) (*Editor, error) {
 
 // liveEditor returns the slot's editor once it answers, starting it again
 // when it died or stopped answering.
-func (r *Runner) liveEditor(ctx context.Context, sl *slot) (*Editor, error) {
+func (r *Runner) liveEditor(ctx context.Context, sl *slot) (*editor.Editor, error) {
 	if sl.editor == nil {
 		r.mu.Lock()
 		defer r.mu.Unlock()
@@ -247,7 +248,7 @@ func (r *Runner) liveEditor(ctx context.Context, sl *slot) (*Editor, error) {
 		}
 		r.log.Warn("code-server died or stopped answering; restarting it", zap.String("url", r.editor.URL()))
 		r.editor.Stop()
-		ed, err := StartEditor(ctx, r.cfg.Editor, r.log)
+		ed, err := editor.Start(ctx, r.cfg.Editor, r.log)
 		if err != nil {
 			return nil, fmt.Errorf("restart code-server: %w", err)
 		}

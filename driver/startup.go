@@ -2,6 +2,7 @@ package driver
 
 import (
 	"context"
+	"dialogfarm/driver/editor"
 	"fmt"
 	"time"
 
@@ -66,13 +67,13 @@ func launchBrowser(ctx context.Context, cfg BrowserConfig, log *zap.Logger) (*ch
 // startEditorAndBrowser starts code-server and Chromium side by side. On
 // an error neither is left running. Not errgroup.WithContext: both
 // outlive this call, and that context ends when Wait returns.
-func startEditorAndBrowser(ctx context.Context, ecfg EditorConfig, bcfg BrowserConfig, log *zap.Logger) (*Editor, *chromium, error) {
+func startEditorAndBrowser(ctx context.Context, ecfg editor.Config, bcfg BrowserConfig, log *zap.Logger) (*editor.Editor, *chromium, error) {
 	var (
 		g  errgroup.Group
-		ed *Editor
+		ed *editor.Editor
 		br *chromium
 	)
-	g.Go(func() (err error) { ed, err = StartEditor(ctx, ecfg, log); return err })
+	g.Go(func() (err error) { ed, err = editor.Start(ctx, ecfg, log); return err })
 	g.Go(func() (err error) { br, err = launchBrowser(ctx, bcfg, log); return err })
 	if err := g.Wait(); err != nil {
 		if ed != nil {

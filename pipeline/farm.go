@@ -19,6 +19,7 @@ import (
 	"dialogfarm/capture"
 	"dialogfarm/dialog"
 	"dialogfarm/driver"
+	"dialogfarm/driver/editor"
 	"dialogfarm/farm"
 )
 
@@ -331,7 +332,7 @@ var _ farm.Driver = RunnerDriver{}
 // activate stops the worker (farm.ErrCannotDrive): no config can pass.
 func (d RunnerDriver) DriveOne(ctx context.Context, slot int, c dialog.ChatConfig) (farm.Outcome, error) {
 	dl, retry, err := d.R.DriveSlot(ctx, slot, c)
-	if _, ok := errors.AsType[*driver.ActivationError](err); ok {
+	if _, ok := errors.AsType[*editor.ActivationError](err); ok {
 		err = fmt.Errorf("%w: %w", farm.ErrCannotDrive, err)
 	}
 	return farm.Outcome{Dialogue: dl, Retry: retry}, err

@@ -14,6 +14,7 @@ import (
 	"dialogfarm/adapter"
 	"dialogfarm/capture"
 	"dialogfarm/driver"
+	"dialogfarm/driver/editor"
 )
 
 func adaptersCmd(a *app) *cobra.Command {
@@ -94,7 +95,7 @@ func (a *app) validateAdapter(ctx context.Context, name string) error {
 	fmt.Fprintf(a.stdout, "schema: ok (%s, plugin %s, triggers %s)\n", ad.Source, ad.Extension.ID, strings.Join(ad.Triggers(), ", "))
 	// Before any editor starts: a plugin that requires packages it does
 	// not ship cannot activate.
-	if err := driver.CheckModules(ad); err != nil {
+	if err := editor.CheckModules(ad); err != nil {
 		fmt.Fprintf(a.stdout, "modules: FAIL\n%v\n", err)
 		return errors.New("the adapter's plugin cannot activate")
 	}

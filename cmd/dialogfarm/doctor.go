@@ -12,6 +12,7 @@ import (
 
 	"dialogfarm/adapter"
 	"dialogfarm/driver"
+	"dialogfarm/driver/editor"
 )
 
 func doctorCmd(a *app) *cobra.Command {
@@ -54,7 +55,7 @@ func (a *app) doctor(ctx context.Context) error {
 			report("adapter", err.Error(), "")
 			continue
 		}
-		err = driver.CheckModules(ad)
+		err = editor.CheckModules(ad)
 		problem := ""
 		if err != nil {
 			problem = err.Error()
@@ -130,8 +131,8 @@ func (a *app) nodeBin() string {
 
 func (a *app) pluginDir() string { return filepath.Join(a.root(), "plugin") }
 
-func (a *app) editorConfig() driver.EditorConfig {
-	cfg := driver.DefaultEditorConfig(a.root())
+func (a *app) editorConfig() editor.Config {
+	cfg := editor.DefaultConfig(a.root())
 	cfg.Bin = filepath.Join(a.toolsDir(), "code-server.sh")
 	cfg.ExtensionsDir = filepath.Join(a.toolsDir(), "extensions")
 	return cfg

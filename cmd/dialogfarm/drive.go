@@ -18,6 +18,7 @@ import (
 	"dialogfarm/configgen"
 	"dialogfarm/dialog"
 	"dialogfarm/driver"
+	"dialogfarm/driver/editor"
 	"dialogfarm/farm"
 	"dialogfarm/pipeline"
 	"dialogfarm/redact"
@@ -143,7 +144,7 @@ func (a *app) driveConfig(out string) (pipeline.DriveConfig, error) {
 		if err != nil {
 			return pipeline.DriveConfig{}, err
 		}
-		manifest, err := driver.AdapterManifest(ad)
+		manifest, err := editor.AdapterManifest(ad)
 		if err != nil {
 			return pipeline.DriveConfig{}, err
 		}

@@ -14,7 +14,7 @@ import (
 
 	"dialogfarm/adapter"
 	"dialogfarm/configgen"
-	"dialogfarm/driver"
+	"dialogfarm/driver/editor"
 	"dialogfarm/judge"
 	"dialogfarm/pipeline"
 	"dialogfarm/pool"
@@ -89,7 +89,7 @@ func (a *app) validationEnv() pipeline.Env {
 			env.Endpoints = append(env.Endpoints, "judge")
 		}
 	}
-	if m, err := driver.ReadPluginManifest(a.pluginDir()); err == nil {
+	if m, err := editor.ReadPluginManifest(a.pluginDir()); err == nil {
 		env.Plugins = append(env.Plugins, m.ID())
 	}
 	return env

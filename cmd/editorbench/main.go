@@ -61,6 +61,7 @@ import (
 	"dialogfarm/adapter"
 	"dialogfarm/dialog"
 	"dialogfarm/driver"
+	"dialogfarm/driver/editor"
 	"dialogfarm/internal/llmtest"
 )
 
@@ -218,7 +219,7 @@ func newBench(opts options, log *zap.Logger, stderr io.Writer) (*bench, func() e
 	if _, err := os.Stat(filepath.Join(root, "tools", "code-server.sh")); err != nil {
 		return nil, nil, fmt.Errorf("no code-server under %s (run from the checkout after `make setup`): %w", root, err)
 	}
-	manifest, err := driver.ReadPluginManifest(filepath.Join(root, "plugin"))
+	manifest, err := editor.ReadPluginManifest(filepath.Join(root, "plugin"))
 	if err != nil {
 		return nil, nil, err
 	}

@@ -1,4 +1,4 @@
-package driver
+package editor
 
 import (
 	"crypto/rand"

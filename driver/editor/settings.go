@@ -1,4 +1,4 @@
-package driver
+package editor
 
 import (
 	"encoding/json"
@@ -12,7 +12,7 @@ import (
 	"strings"
 )
 
-// DefaultEditorSettings are the user settings that keep code-server's own
+// DefaultSettings are the user settings that keep code-server's own
 // dialogs and panels out of a simulated developer's way, and stop an input
 // repository from running code: no automatic or auto-detected tasks (gulp,
 // grunt and jake detection runs the repository's build files), no git (a
@@ -20,7 +20,7 @@ import (
 // auto-attach, no extension recommendations, installs or updates, no PHP
 // validator. Workspace trust stays disabled so the plugin runs; see
 // docs/security.md, "Locked-down editor and endpoints", for what that leaves open.
-func DefaultEditorSettings() map[string]any {
+func DefaultSettings() map[string]any {
 	return map[string]any{
 		"task.allowAutomaticTasks":                     "off",
 		"task.autoDetect":                              "off",
@@ -150,11 +150,11 @@ func DefaultEditorSettings() map[string]any {
 }
 
 // userSettings is the settings.json an editor starts with:
-// DefaultEditorSettings, what keeps the skipped built-ins out of the web
+// DefaultSettings, what keeps the skipped built-ins out of the web
 // worker, the config's own settings over them, and all of these again for
 // the languages whose extensions set defaults of their own.
-func userSettings(cfg EditorConfig) ([]byte, error) {
-	settings := DefaultEditorSettings()
+func userSettings(cfg Config) ([]byte, error) {
+	settings := DefaultSettings()
 	if kinds := skippedKinds(cfg.SkipBuiltin); kinds != nil {
 		settings["remote.extensionKind"] = kinds
 	}

@@ -1,9 +1,8 @@
-package driver
+package editor
 
 import (
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -88,7 +87,7 @@ func TestLinkBuiltinsBadManifest(t *testing.T) {
 // own built-ins are where setup puts them, and only then.
 func TestEditorDirsBuiltinsFolder(t *testing.T) {
 	src := fakeBuiltins(t, map[string]string{"git": "vscode.git", "python": "vscode.python"})
-	cfg := EditorConfig{Dir: t.TempDir(), Password: "pw", SkipBuiltin: []string{"vscode.git"}, Builtins: src, ExtensionsDir: "/ext"}
+	cfg := Config{Dir: t.TempDir(), Password: "pw", SkipBuiltin: []string{"vscode.git"}, Builtins: src, ExtensionsDir: "/ext"}
 	dirs, err := editorDirs(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -122,7 +121,7 @@ func TestEditorDirsBuiltinsFolder(t *testing.T) {
 // workbench's web worker extension host does not run their browser code;
 // a user's own remote.extensionKind wins.
 func TestSettingsKeepSkippedOutOfTheWebWorker(t *testing.T) {
-	s := readSettings(t, EditorConfig{Dir: t.TempDir(), Password: "pw", SkipBuiltin: []string{"vscode.emmet", "vscode.git-base"}})
+	s := readSettings(t, Config{Dir: t.TempDir(), Password: "pw", SkipBuiltin: []string{"vscode.emmet", "vscode.git-base"}})
 	kinds, _ := s["remote.extensionKind"].(map[string]any)
 	for _, id := range []string{"vscode.emmet", "vscode.git-base"} {
 		if k, _ := kinds[id].([]any); len(k) != 2 || k[0] != "workspace" || k[1] != "-web" {
@@ -132,51 +131,14 @@ func TestSettingsKeepSkippedOutOfTheWebWorker(t *testing.T) {
 	if len(kinds) != 2 {
 		t.Errorf("remote.extensionKind = %v, want the two skipped", kinds)
 	}
-	s = readSettings(t, EditorConfig{Dir: t.TempDir(), Password: "pw"})
+	s = readSettings(t, Config{Dir: t.TempDir(), Password: "pw"})
 	if _, ok := s["remote.extensionKind"]; ok {
 		t.Errorf("nothing skipped, yet remote.extensionKind = %v", s["remote.extensionKind"])
 	}
 	own := map[string]any{"pub.web": []string{"web"}}
-	s = readSettings(t, EditorConfig{Dir: t.TempDir(), Password: "pw", SkipBuiltin: []string{"vscode.emmet"},
+	s = readSettings(t, Config{Dir: t.TempDir(), Password: "pw", SkipBuiltin: []string{"vscode.emmet"},
 		Settings: map[string]any{"remote.extensionKind": own}})
 	if kinds, _ := s["remote.extensionKind"].(map[string]any); len(kinds) != 1 || kinds["pub.web"] == nil {
 		t.Errorf("the user's remote.extensionKind became %v", s["remote.extensionKind"])
-	}
-}
-
-// checkNoBuiltinInWebWorker reads which built-in extensions' browser code
-// the windows fetched (the URLs in Chromium's HTTP cache): the workbench's
-// web worker extension host runs a built-in that code-server skips unless
-// the settings forbid it, and none of the skipped ones may be fetched.
-func checkNoBuiltinInWebWorker(t *testing.T, root, cache string) {
-	t.Helper()
-	files, err := filepath.Glob(filepath.Join(cache, "*_0"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no HTTP cache entry under %s (%v)", cache, err)
-	}
-	skipped := map[string]bool{}
-	for _, id := range SkippedBuiltins() {
-		skipped[strings.ToLower(id)] = true
-	}
-	url := regexp.MustCompile(`/static/extensions/([^/]+)/[^\x00\s]*browser[^\x00\s]*\.js`)
-	sawWorkbench := false
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sawWorkbench = sawWorkbench || strings.Contains(string(data), "/static/out/vs/code/browser/workbench/workbench.js")
-		for _, m := range url.FindAllSubmatch(data, -1) {
-			id, err := extensionID(filepath.Join(builtinsFolder(root), string(m[1])))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if skipped[strings.ToLower(id)] && id != "vscode.merge-conflict" {
-				t.Errorf("the browser fetched skipped built-in %s's browser code: %s", id, m[0])
-			}
-		}
-	}
-	if !sawWorkbench {
-		t.Errorf("the workbench's script is not among %d cache entries: the check sees nothing", len(files))
 	}
 }

@@ -1,4 +1,4 @@
-package driver
+package editor
 
 import (
 	"bufio"
@@ -20,11 +20,12 @@ import (
 
 	"go.uber.org/zap"
 
+	"dialogfarm/driver/internal/procenv"
 	"dialogfarm/internal/runfiles"
 )
 
-// EditorConfig says how to start code-server.
-type EditorConfig struct {
+// Config says how to start code-server.
+type Config struct {
 	// Bin runs code-server (setup writes tools/code-server.sh, which runs it
 	// under Node 24).
 	Bin string
@@ -34,11 +35,11 @@ type EditorConfig struct {
 	// config/data/cache, TMPDIR and its log. Isolated per run.
 	Dir string
 	// Settings are written as the user's settings.json, on top of
-	// DefaultEditorSettings.
+	// DefaultSettings.
 	Settings map[string]any
 	// SkipBuiltin are built-in extensions code-server does not load
-	// (VSCODE_SKIP_BUILTIN_EXTENSIONS); DefaultEditorConfig sets
-	// SkippedBuiltins, the Runner keeps those an adapter says its plugin
+	// (VSCODE_SKIP_BUILTIN_EXTENSIONS); DefaultConfig sets
+	// SkippedBuiltins; a run keeps those an adapter says its plugin
 	// needs.
 	SkipBuiltin []string
 	// Builtins is code-server's own folder of built-in extensions. When
@@ -56,16 +57,32 @@ type EditorConfig struct {
 	// activate the editor reports (Editor.Failed), from its extension
 	// hosts' logs.
 	Plugins []string
-	// passwordHash is Password's hash, kept by a Runner across restarts:
-	// the browser's session cookie is the hash, so a restarted
-	// code-server with the same hash accepts it.
+	// passwordHash is Password's hash (SharePassword), kept across
+	// restarts: the browser's session cookie is the hash, so a
+	// restarted code-server with the same hash accepts it.
 	passwordHash string
 }
 
-// DefaultEditorConfig returns a config that uses the tools folder made by
+// SharePassword draws a password when c has none and hashes it once, so
+// that every editor started from c (or from a copy of it: a restart, an
+// editor per simulator) accepts the session cookie a browser got from any
+// of them, and its windows need not log in again.
+func (c *Config) SharePassword() error {
+	if c.Password == "" {
+		c.Password = rand.Text()
+	}
+	h, err := hashPassword(c.Password)
+	if err != nil {
+		return err
+	}
+	c.passwordHash = h
+	return nil
+}
+
+// DefaultConfig returns a config that uses the tools folder made by
 // `make setup` under root (the repository root).
-func DefaultEditorConfig(root string) EditorConfig {
-	return EditorConfig{
+func DefaultConfig(root string) Config {
+	return Config{
 		Bin:           filepath.Join(root, "tools", "code-server.sh"),
 		ExtensionsDir: filepath.Join(root, "tools", "extensions"),
 		SkipBuiltin:   SkippedBuiltins(),
@@ -104,7 +121,7 @@ func SkippedBuiltins() []string {
 // Editor is a running code-server, started in its own process group so that
 // Stop ends its extension hosts and watchers too.
 type Editor struct {
-	cfg     EditorConfig
+	cfg     Config
 	log     *zap.Logger
 	cmd     *exec.Cmd
 	url     string
@@ -116,14 +133,12 @@ type Editor struct {
 	watch   *activationWatch // nil when cfg.Plugins is empty
 }
 
-var _ failure = (*Editor)(nil)
+// ErrExited says code-server exited.
+var ErrExited = errors.New("code-server exited")
 
-// ErrEditorExited is returned by Wait-style calls when code-server died.
-var ErrEditorExited = errors.New("code-server exited")
-
-// StartEditor starts code-server on a free loopback port and waits until it
+// Start starts code-server on a free loopback port and waits until it
 // answers HTTP. The caller must call Stop.
-func StartEditor(ctx context.Context, cfg EditorConfig, log *zap.Logger) (*Editor, error) {
+func Start(ctx context.Context, cfg Config, log *zap.Logger) (*Editor, error) {
 	if _, err := os.Stat(cfg.Bin); err != nil {
 		return nil, fmt.Errorf("start code-server: %w (run `make setup`)", err)
 	}
@@ -218,7 +233,7 @@ func (e *Editor) Healthy(ctx context.Context) bool {
 	return resp.StatusCode == http.StatusOK
 }
 
-// Failed is closed once one of the editor's plugins (EditorConfig.Plugins)
+// Failed is closed once one of the editor's plugins (Config.Plugins)
 // failed to activate; Err then says which and why.
 func (e *Editor) Failed() <-chan struct{} {
 	if e.watch == nil {
@@ -283,7 +298,7 @@ func (e *Editor) waitHTTP(ctx context.Context) error {
 		case <-ctx.Done():
 			return fmt.Errorf("wait for code-server at %s: %w (log: %s)", e.url, ctx.Err(), filepath.Join(e.cfg.Dir, "code-server.log"))
 		case <-e.exited:
-			return fmt.Errorf("wait for code-server at %s: %w: %v (log: %s)", e.url, ErrEditorExited, e.exitErr, filepath.Join(e.cfg.Dir, "code-server.log"))
+			return fmt.Errorf("wait for code-server at %s: %w: %v (log: %s)", e.url, ErrExited, e.exitErr, filepath.Join(e.cfg.Dir, "code-server.log"))
 		case <-tick.C:
 		}
 	}
@@ -297,7 +312,7 @@ type editorPaths struct {
 }
 
 // editorArgs is code-server's command line, listening on addr.
-func editorArgs(cfg EditorConfig, dirs editorPaths, addr string) []string {
+func editorArgs(cfg Config, dirs editorPaths, addr string) []string {
 	args := []string{
 		"--config", dirs.config,
 		"--auth", "password",
@@ -319,15 +334,15 @@ func editorArgs(cfg EditorConfig, dirs editorPaths, addr string) []string {
 }
 
 // editorDirs makes the isolated folders and writes the user settings.
-func editorDirs(cfg EditorConfig) (editorPaths, error) {
+func editorDirs(cfg Config) (editorPaths, error) {
 	if cfg.Dir == "" {
-		return editorPaths{}, errors.New("start code-server: EditorConfig.Dir is empty")
+		return editorPaths{}, errors.New("start code-server: Config.Dir is empty")
 	}
 	p := editorPaths{userData: userDataDir(cfg.Dir), config: filepath.Join(cfg.Dir, "code-server.yaml")}
 	if err := runfiles.MkdirAll(filepath.Join(p.userData, "User")); err != nil {
 		return p, fmt.Errorf("start code-server: %w", err)
 	}
-	env, err := isolatedEnv(cfg.Dir)
+	env, err := procenv.Isolated(cfg.Dir, false)
 	if err != nil {
 		return p, fmt.Errorf("start code-server: %w", err)
 	}

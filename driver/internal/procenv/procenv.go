@@ -1,4 +1,9 @@
-package driver
+// Package procenv builds the environment of every process the driver
+// starts (code-server, its extension installer, Chromium): an allow-list
+// of the user's variables, and HOME, the XDG folders and TMPDIR of the
+// process's own. It owns nothing else: it starts no process and knows
+// neither the editor nor the browser.
+package procenv
 
 import (
 	"crypto/sha256"
@@ -8,33 +13,37 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"syscall"
 
 	"dialogfarm/internal/runfiles"
 )
 
-// inheritedEnv names the only variables code-server and Chromium inherit
+// inherited names the only variables code-server and Chromium inherit
 // from dialogfarm's environment. It is an allow-list: API keys, tokens,
 // proxy URLs with credentials, cloud credentials and anything else a
 // user's shell holds never reach the editor, its extension hosts (and so
 // the plugin and any code an input repository manages to run) or the
 // browser.
-var inheritedEnv = []string{"PATH", "LANG", "LC_ALL", "LC_CTYPE", "LC_MESSAGES", "TZ", "USER", "LOGNAME"}
+var inherited = []string{"PATH", "LANG", "LC_ALL", "LC_CTYPE", "LC_MESSAGES", "TZ", "USER", "LOGNAME"}
 
-// displayEnv is inherited in addition by a browser that is not headless.
-var displayEnv = []string{"DISPLAY", "WAYLAND_DISPLAY", "XAUTHORITY", "XDG_RUNTIME_DIR"}
+// displayVars are inherited in addition by a browser that is not
+// headless.
+var displayVars = []string{"DISPLAY", "WAYLAND_DISPLAY", "XAUTHORITY", "XDG_RUNTIME_DIR"}
 
-// isolatedEnv returns a process environment built from the allow-list,
-// with HOME and the XDG folders inside dir (created 0700), so the process
-// reads no dotfiles of the user's, and TMPDIR a private folder of this run
-// folder's under the system's temporary folder (see shortTempDir).
-func isolatedEnv(dir string, extra ...string) ([]string, error) {
+// Isolated returns a process environment built from the allow-list
+// (with the display's variables too when display is set: a browser that
+// is not headless), with HOME and the XDG folders inside dir (created
+// 0700), so the process reads no dotfiles of the user's, and TMPDIR a
+// private folder of this run folder's under the system's temporary
+// folder (see shortTempDir).
+func Isolated(dir string, display bool) ([]string, error) {
 	tmp, err := shortTempDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("isolated environment: %w", err)
 	}
 	own := [][2]string{
-		{"HOME", homeDir(dir)},
+		{"HOME", Home(dir)},
 		{"XDG_CONFIG_HOME", filepath.Join(dir, "xdg", "config")},
 		{"XDG_DATA_HOME", filepath.Join(dir, "xdg", "data")},
 		{"XDG_CACHE_HOME", filepath.Join(dir, "xdg", "cache")},
@@ -49,7 +58,11 @@ func isolatedEnv(dir string, extra ...string) ([]string, error) {
 		env = append(env, kv[0]+"="+kv[1])
 	}
 	hasLang := false
-	for _, name := range append(append([]string(nil), inheritedEnv...), extra...) {
+	names := slices.Clone(inherited)
+	if display {
+		names = append(names, displayVars...)
+	}
+	for _, name := range names {
 		if v, ok := os.LookupEnv(name); ok {
 			env = append(env, name+"="+v)
 			hasLang = hasLang || name == "LANG"
@@ -60,6 +73,10 @@ func isolatedEnv(dir string, extra ...string) ([]string, error) {
 	}
 	return env, nil
 }
+
+// Home is the HOME of the processes started for folder dir (and of their
+// children: an editor's extension hosts, so its plugins).
+func Home(dir string) string { return filepath.Join(dir, "home") }
 
 // shortTempDir is the temporary folder of the processes started for run
 // folder dir: <system temp>/dialogfarm-<uid>/<hash of dir>, each level

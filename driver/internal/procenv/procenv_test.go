@@ -1,14 +1,25 @@
-package driver
+package procenv
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
 
-func TestIsolatedEnvIsAnAllowList(t *testing.T) {
-	setFakeKeys(t)
+// fakeKeys are set in the test's environment, as a user's shell would
+// hold a pool's api_key_env: none may be passed on.
+var fakeKeys = map[string]string{
+	"OPENAI_API_KEY":              "sk-e2e-fake-openai-key-0123456789abcdef",
+	"DIALOGFARM_E2E_MEMBER_TOKEN": "hf_e2eFakeMemberToken0123456789ABCDEF",
+}
+
+func TestIsolatedIsAnAllowList(t *testing.T) {
+	for k, v := range fakeKeys {
+		t.Setenv(k, v)
+	}
 	t.Setenv("PATH", "/usr/local/bin:/usr/bin:/bin")
 	t.Setenv("TZ", "Europe/Berlin")
 	t.Setenv("HOME", "/home/someone")
@@ -16,7 +27,7 @@ func TestIsolatedEnvIsAnAllowList(t *testing.T) {
 	t.Setenv("PASSWORD", "code-server-would-read-this")
 	t.Setenv("DISPLAY", ":0")
 	dir := t.TempDir()
-	env, err := isolatedEnv(dir)
+	env, err := Isolated(dir, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +52,7 @@ func TestIsolatedEnvIsAnAllowList(t *testing.T) {
 	if info, err := os.Stat(tmp); err != nil || info.Mode().Perm() != 0o700 || len(tmp)+60 > 107 {
 		t.Errorf("TMPDIR %q (%d bytes): %v", tmp, len(tmp), err)
 	}
-	other, err := isolatedEnv(filepath.Join(dir, "other"))
+	other, err := Isolated(filepath.Join(dir, "other"), false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +70,7 @@ func TestIsolatedEnvIsAnAllowList(t *testing.T) {
 		}
 	}
 
-	withDisplay, err := isolatedEnv(dir, displayEnv...)
+	withDisplay, err := Isolated(dir, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,10 +79,4 @@ func TestIsolatedEnvIsAnAllowList(t *testing.T) {
 	}
 }
 
-func keysOf(m map[string]string) []string {
-	var out []string
-	for k := range m {
-		out = append(out, k)
-	}
-	return out
-}
+func keysOf(m map[string]string) []string { return slices.Collect(maps.Keys(m)) }

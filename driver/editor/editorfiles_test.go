@@ -1,4 +1,4 @@
-package driver
+package editor
 
 import (
 	"encoding/json"
@@ -42,7 +42,7 @@ commands:
 `)
 	dir := t.TempDir()
 	v := adapter.Vars{CaptureURL: "http://127.0.0.1:5151/K3Y/s/s2/v1", Session: "s2", Secret: "K3Y"}
-	if err := writeEditorFiles(dir, v, []*adapter.Adapter{a}); err != nil {
+	if err := (Config{Dir: dir}).WriteFiles(v, []*adapter.Adapter{a}); err != nil {
 		t.Fatal(err)
 	}
 	read := func(path string) string {
@@ -80,7 +80,7 @@ commands:
 func TestEditorFileMayNotLeaveItsRoot(t *testing.T) {
 	a := editorAdapter(t, "files:\n  - {path: '{{capture_path}}.json', root: home, content: x}\n")
 	dir := t.TempDir()
-	err := writeEditorFiles(dir, adapter.Vars{CaptureURL: "http://127.0.0.1:5151/K3Y/s/s2/v1", Session: "s2", Secret: "K3Y"}, []*adapter.Adapter{a})
+	err := Config{Dir: dir}.WriteFiles(adapter.Vars{CaptureURL: "http://127.0.0.1:5151/K3Y/s/s2/v1", Session: "s2", Secret: "K3Y"}, []*adapter.Adapter{a})
 	if err == nil || !strings.Contains(err.Error(), `files's file "{{capture_path}}.json" (files.yaml, field files[0].path)`) || !strings.Contains(err.Error(), "an absolute path") {
 		t.Fatalf("err = %v", err)
 	}

@@ -1,4 +1,4 @@
-package driver
+package editor
 
 import (
 	"encoding/json"
@@ -29,7 +29,7 @@ func writeExtension(t *testing.T, dir, folder, id string, defaults map[string]an
 
 // readSettings starts nothing: it writes an editor's folders for cfg and
 // returns the settings.json it got.
-func readSettings(t *testing.T, cfg EditorConfig) map[string]any {
+func readSettings(t *testing.T, cfg Config) map[string]any {
 	t.Helper()
 	if _, err := editorDirs(cfg); err != nil {
 		t.Fatal(err)
@@ -68,7 +68,7 @@ func TestSettingsHoldForLanguagesWithDefaultsOfTheirOwn(t *testing.T) {
 	}
 
 	ownYAML := map[string]any{"editor.wordWrap": "on"}
-	s := readSettings(t, EditorConfig{Dir: t.TempDir(), Password: "pw", Builtins: builtins, ExtensionsDir: installed,
+	s := readSettings(t, Config{Dir: t.TempDir(), Password: "pw", Builtins: builtins, ExtensionsDir: installed,
 		SkipBuiltin: []string{"vscode.css-language-features"},
 		Settings: map[string]any{"editor.tabSize": 8, "[yaml]": ownYAML,
 			"[csharp]": map[string]any{"editor.maxTokenizationLineLength": 20000}}})
@@ -118,11 +118,11 @@ func TestSettingsBadManifest(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(builtins, "broken", "package.json"), []byte("{"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err := userSettings(EditorConfig{Builtins: builtins})
+	_, err := userSettings(Config{Builtins: builtins})
 	if err == nil || !strings.Contains(err.Error(), filepath.Join(builtins, "broken")) {
 		t.Errorf("error %v, want one naming %s", err, filepath.Join(builtins, "broken"))
 	}
-	if _, err := userSettings(EditorConfig{Builtins: filepath.Join(builtins, "missing"), ExtensionsDir: filepath.Join(builtins, "none")}); err != nil {
+	if _, err := userSettings(Config{Builtins: filepath.Join(builtins, "missing"), ExtensionsDir: filepath.Join(builtins, "none")}); err != nil {
 		t.Errorf("missing extension folders: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package driver
+package editor
 
 import (
 	"errors"
@@ -12,10 +12,11 @@ import (
 	"dialogfarm/internal/vsix"
 )
 
-// activationAdapter loads an adapter of driver/testdata/activation.
+// activationAdapter loads an adapter of driver/testdata/activation (the
+// driver's end-to-end test drives the same ones).
 func activationAdapter(t *testing.T, name string) *adapter.Adapter {
 	t.Helper()
-	a, err := adapter.Load(filepath.Join("testdata", "activation", name+".yaml"), "..")
+	a, err := adapter.Load(filepath.Join("..", "testdata", "activation", name+".yaml"), filepath.Join("..", ".."))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,14 +60,23 @@ func TestCheckModulesNamesWhatIsNotShipped(t *testing.T) {
 // TestCheckModulesPassesTheShippedPlugins: the reference plugin and Quill
 // require nothing they do not ship.
 func TestCheckModulesPassesTheShippedPlugins(t *testing.T) {
-	ask, err := adapter.Load("ask", "..")
+	ask, err := adapter.Load("ask", filepath.Join("..", ".."))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := CheckModules(ask); err != nil {
 		t.Errorf("ask: %v", err)
 	}
-	if err := CheckModules(quillAdapter(t, "..")); err != nil {
+	// Quill is installed from a .vsix, packed from its folder.
+	quill, err := adapter.Load(filepath.Join("..", "..", "internal", "testdata", "quill", "adapter.yaml"), filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	quill.Extension.VSIX = filepath.Join(t.TempDir(), "quill.vsix")
+	if err := vsix.Pack(filepath.Join("..", "..", "internal", "testdata", "quill", "extension"), quill.Extension.VSIX); err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckModules(quill); err != nil {
 		t.Errorf("quill: %v", err)
 	}
 }

@@ -1,31 +1,35 @@
-package driver
+package editor
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strings"
 
 	"dialogfarm/adapter"
+	"dialogfarm/driver/internal/procenv"
 	"dialogfarm/internal/runfiles"
 )
 
 // userDataDir is the user-data folder of the editor whose folder
-// (EditorConfig.Dir) is dir.
+// (Config.Dir) is dir.
 func userDataDir(dir string) string { return filepath.Join(dir, "user-data") }
 
-// homeDir is the HOME of the editor whose folder is dir (and of the
-// processes it starts: the extension hosts, so the plugin).
-func homeDir(dir string) string { return filepath.Join(dir, "home") }
+// UserData is the user-data folder of an editor started from c: the
+// {{user_data}} of adapter files.
+func (c Config) UserData() string { return userDataDir(c.Dir) }
 
-// writeEditorFiles writes, before the editor whose folder is dir starts,
-// what the adapters put into it: their files (under its user-data folder
-// or HOME) and the keybindings that run their commands with arguments,
-// placeholders replaced with v (whose UserData and Home are set here).
-func writeEditorFiles(dir string, v adapter.Vars, adapters []*adapter.Adapter) error {
-	v.UserData, v.Home = userDataDir(dir), homeDir(dir)
+// Home is the HOME of an editor started from c and of the processes it
+// starts (the extension hosts, so the plugin): the {{home}} of adapter
+// files.
+func (c Config) Home() string { return procenv.Home(c.Dir) }
+
+// WriteFiles writes, before an editor starts from c, what the adapters
+// put into it: their files (under its user-data folder or HOME) and the
+// keybindings that run their commands with arguments, placeholders
+// replaced with v (whose UserData and Home are set here).
+func (c Config) WriteFiles(v adapter.Vars, adapters []*adapter.Adapter) error {
+	v.UserData, v.Home = c.UserData(), c.Home()
 	var keys []map[string]any
 	for _, a := range adapters {
 		for i, f := range a.Files {
@@ -78,47 +82,4 @@ func inside(root, rel string) (string, error) {
 		return "", fmt.Errorf("with its placeholders replaced it is not inside %s", root)
 	}
 	return path, nil
-}
-
-// workspaceFile writes (once) a .code-workspace that opens repo with the
-// plugin pointed at this session's capture URL. The per-session file is
-// what lets several windows on one code-server talk to separate sessions.
-func (s *Session) workspaceFile(repo string) (string, error) {
-	abs, err := filepath.Abs(repo)
-	if err != nil {
-		return "", err
-	}
-	sum := sha256.Sum256([]byte(abs))
-	path := filepath.Join(s.dir, "workspaces", s.ID, filepath.Base(abs)+"-"+hex.EncodeToString(sum[:4])+".code-workspace")
-	settings := map[string]any{}
-	vars := s.vars()
-	for _, a := range s.adapters {
-		for k, v := range a.ExpandSettings(vars) {
-			settings[k] = v
-		}
-	}
-	ws := map[string]any{
-		"folders":  []map[string]string{{"path": abs}},
-		"settings": settings,
-	}
-	data, err := json.MarshalIndent(ws, "", "  ")
-	if err != nil {
-		return "", err
-	}
-	if err := runfiles.MkdirAll(filepath.Dir(path)); err != nil {
-		return "", err
-	}
-	return path, runfiles.WriteFile(path, data)
-}
-
-// vars are the values of the adapters' placeholders in this session.
-func (s *Session) vars() adapter.Vars {
-	return adapter.Vars{CaptureURL: s.capture.BaseURL(s.ID), Session: s.ID, Secret: s.secret,
-		UserData: userDataDir(s.editorDir), Home: homeDir(s.editorDir)}
-}
-
-// expander replaces a's placeholders with this session's values.
-func (s *Session) expander(a *adapter.Adapter) func(string) string {
-	v := s.vars()
-	return func(str string) string { return a.Expand(str, v) }
 }

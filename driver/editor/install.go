@@ -1,27 +1,26 @@
-package driver
+package editor
 
 import (
-	"archive/zip"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 
 	"dialogfarm/adapter"
+	"dialogfarm/driver/internal/procenv"
 	"dialogfarm/internal/runfiles"
 )
 
-// installExtensions makes dir the editor's extensions folder with every
-// adapter's plugin in it: a .vsix is installed with code-server
+// Install makes dir an extensions folder (Config.ExtensionsDir) with
+// every adapter's plugin in it: a .vsix is installed with code-server bin
 // --install-extension (as a user would), a folder is linked. work holds
 // the installer's own HOME, XDG folders and TMPDIR; it sees no other
-// environment than the allow-list of isolatedEnv.
-func installExtensions(ctx context.Context, bin, dir, work string, adapters []*adapter.Adapter) error {
-	env, err := isolatedEnv(work)
+// environment than the allow-list of package procenv.
+func Install(ctx context.Context, bin, dir, work string, adapters []*adapter.Adapter) error {
+	env, err := procenv.Isolated(work, false)
 	if err != nil {
 		return fmt.Errorf("install plugins: %w", err)
 	}
@@ -97,45 +96,4 @@ func addToExtensionsJSON(dir string, m PluginManifest, rel string) error {
 		return err
 	}
 	return runfiles.WriteFile(path, out)
-}
-
-// AdapterManifest reads the package.json of an adapter's plugin, from its
-// folder or from inside its .vsix (extension/package.json).
-func AdapterManifest(a *adapter.Adapter) (PluginManifest, error) {
-	var m PluginManifest
-	data, err := manifestBytes(a)
-	if err != nil {
-		return m, err
-	}
-	if err := json.Unmarshal(data, &m); err != nil {
-		return m, fmt.Errorf("parse the package.json of %s: %w", a.Extension.ID, err)
-	}
-	return m, nil
-}
-
-// manifestBytes is the plugin's package.json.
-func manifestBytes(a *adapter.Adapter) ([]byte, error) {
-	if a.Extension.Folder != "" {
-		data, err := os.ReadFile(filepath.Join(a.Path(a.Extension.Folder), "package.json"))
-		if err != nil {
-			return nil, fmt.Errorf("read plugin manifest: %w", err)
-		}
-		return data, nil
-	}
-	path := a.Path(a.Extension.VSIX)
-	z, err := zip.OpenReader(path)
-	if err != nil {
-		return nil, fmt.Errorf("read plugin manifest: %w", err)
-	}
-	defer z.Close()
-	f, err := z.Open("extension/package.json")
-	if err != nil {
-		return nil, fmt.Errorf("read plugin manifest in %s: %w", path, err)
-	}
-	defer f.Close()
-	data, err := io.ReadAll(f)
-	if err != nil {
-		return nil, fmt.Errorf("read plugin manifest in %s: %w", path, err)
-	}
-	return data, nil
 }
