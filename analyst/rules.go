@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode"
 
 	"dialogfarm/dialog"
 	"dialogfarm/dialog/vocab"
@@ -222,65 +221,9 @@ func referenceOf(query, cursor string) string {
 	return vocab.RefNone
 }
 
-// QueryStyle classifies a query's length (terse: up to 6 words, verbose:
-// more than 30; a CJK character counts as half a word) and whether code is
-// pasted into it (a fenced block, or two or more lines that look like code).
-func QueryStyle(query string) string {
-	prose, code := splitCode(query)
-	words := 0.0
-	for _, f := range strings.Fields(prose) {
-		cjk := 0
-		for _, r := range f {
-			if unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul) {
-				cjk++
-			}
-		}
-		if cjk > 0 {
-			words += float64(cjk)/2 + 0.5
-		} else {
-			words++
-		}
-	}
-	style := vocab.StyleNormal
-	switch {
-	case words <= 6:
-		style = vocab.StyleTerse
-	case words > 30:
-		style = vocab.StyleVerbose
-	}
-	if code {
-		style += "_code"
-	}
-	return style
-}
-
-var codeLine = regexp.MustCompile(`[;{}]\s*$|^\s*(def|func|function|class|return|import|const|let|var|if|for|while|public|private)\b.*[(:{=]|^\s{4,}\S|=>|\w\(.*\)\s*$`)
-
-// splitCode separates pasted code (fenced blocks, code-looking lines)
-// from the prose of a query.
-func splitCode(query string) (prose string, hasCode bool) {
-	var out []string
-	inFence, codeLines := false, 0
-	for _, line := range strings.Split(query, "\n") {
-		if strings.HasPrefix(strings.TrimSpace(line), "```") {
-			inFence = !inFence
-			hasCode = true
-			continue
-		}
-		if inFence {
-			continue
-		}
-		if codeLine.MatchString(line) && strings.Contains(query, "\n") {
-			codeLines++
-			continue
-		}
-		out = append(out, line)
-	}
-	if codeLines >= 2 {
-		hasCode = true
-	}
-	return strings.Join(out, "\n"), hasCode
-}
+// QueryStyle classifies a query's length and whether code is pasted
+// into it: vocab.QueryStyleOf.
+func QueryStyle(query string) string { return vocab.QueryStyleOf(query) }
 
 func abs(x int) int {
 	if x < 0 {

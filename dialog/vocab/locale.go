@@ -155,6 +155,12 @@ func latinLocale(prose string) string {
 
 var codeLine = regexp.MustCompile(`[;{}]\s*$|^\s*(def|func|function|class|return|import|const|let|var|if|for|while|public|private)\b.*[(:{=]|^\s{4,}\S|=>|\w\(.*\)\s*$`)
 
+// LooksLikeCode reports whether a line of a query or answer looks like
+// code (ends in ; { or }, starts with a keyword and holds a bracket or
+// assignment, is indented four spaces or more, holds => or ends in a
+// call).
+func LooksLikeCode(line string) bool { return codeLine.MatchString(line) }
+
 // Prose is the natural language of a query or an answer: without fenced
 // code blocks (``` or ~~~, indented at most three spaces), inline `code`,
 // URLs, and, in text of several lines, lines that look like pasted code.
