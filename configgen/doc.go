@@ -31,10 +31,23 @@
 // instruction type, reference region and the code in view; slash-command
 // instructions start with the plugin's command), and otherwise by
 // templates in the config's locale; each config records which in
-// query_source. Plugin-command instructions carry the command's slash form
+// query_source. The templates are paraphrase banks per locale (several
+// wordings of each request, the casual style of terse queries and a typo
+// in DefaultTypoRate of them); a question about no code in particular is
+// about a language feature or task the code in view shows (grounding.go);
+// a "_code" style pastes code from elsewhere — the other open file, a
+// call of the function, another function — never the code the plugin
+// already sends. Every first query goes through the coherence checker
+// (package coherence): a template query it finds something in is
+// reworded (Stats.Regenerated) or its config dropped
+// (Stats.IncoherentDropped), a model query replaced by the template
+// (Stats.ModelIncoherent). Plugin-command instructions carry the command's slash form
 // as the query. Follow-ups are not pre-written: the config carries a
-// FollowUpPolicy (one kind per follow-up turn, drawn from kinds that suit
-// the intent) and FollowUpWriter writes each at run time.
+// FollowUpPolicy (one kind per follow-up turn, each drawn from the kinds
+// that suit the turn before it) and FollowUpWriter writes each at run
+// time, with a wording whose presuppositions the answer just shown meets
+// (no "why is that better than the original?" after an explanation that
+// changed nothing).
 //
 // Everything is deterministic for a seed: config i depends only on the
 // seed, i and the repositories' content.

@@ -14,15 +14,17 @@ import (
 // config's policy names.
 func ExampleFollowUpWriter() {
 	w := configgen.NewFollowUpWriter(nil) // no model: templates
-	cfg := dialog.ChatConfig{ID: "c1", Locale: "en", Turns: []dialog.TurnSpec{{Query: "/explain"}},
-		FollowUp: &dialog.FollowUpPolicy{Kinds: []string{"ask_example"}}}
+	// After an explanation that changed nothing, "explain_more" asks for
+	// detail; it never asks why the answer beats "the original".
+	cfg := dialog.ChatConfig{ID: "c1", Locale: "en", Intent: "explain", Turns: []dialog.TurnSpec{{Query: "/explain"}},
+		FollowUp: &dialog.FollowUpPolicy{Kinds: []string{"explain_more"}}}
 	history := []dialog.Turn{{Query: "/explain", Shown: "It sums the list."}}
 	next, err := w.Next(context.Background(), cfg, history)
 	fmt.Println(next, err)
 	_, err = w.Next(context.Background(), cfg, append(history, dialog.Turn{Query: next}))
 	fmt.Println(err)
 	// Output:
-	// Can you show a small usage example? <nil>
+	// Can you go into more detail on why that works? <nil>
 	// configgen: the config asks for no further follow-up
 }
 

@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap"
 	"golang.org/x/sync/errgroup"
 
+	"dialogfarm/configgen/coherence"
 	"dialogfarm/dialog"
 	"dialogfarm/dialog/vocab"
 	"dialogfarm/internal/runfiles"
@@ -48,6 +49,9 @@ type Config struct {
 	// Secrets finds the secrets kept out of every region; nil builds
 	// redact's default detector.
 	Secrets *redact.Detector
+	// TypoRate is the share of template queries in a Latin or Cyrillic
+	// locale that get one typo (DefaultTypoRate).
+	TypoRate float64
 	// Progress, when set, is called as files are parsed (step "index")
 	// and as the model writes queries (step "queries").
 	Progress func(step string, done, total int)
@@ -61,9 +65,9 @@ func (cfg Config) report(step string, done, total int) {
 }
 
 // DefaultConfig: 256 KiB files, 20,000 files, 15 context lines, no model,
-// 4 concurrent requests.
+// 4 concurrent requests, DefaultTypoRate.
 func DefaultConfig() Config {
-	return Config{MaxFileBytes: 256 << 10, MaxFiles: 20000, ContextLines: 15, Concurrency: 4}
+	return Config{MaxFileBytes: 256 << 10, MaxFiles: 20000, ContextLines: 15, Concurrency: 4, TypoRate: DefaultTypoRate}
 }
 
 // Stats says what Generate looked at, skipped and produced.
@@ -88,11 +92,24 @@ type Stats struct {
 	QuerySources   map[string]int `json:"query_sources"`
 	ModelFallbacks int            `json:"model_fallbacks"`
 	Configs        int            `json:"configs"`
+	// Incoherent counts first queries the coherence checker found
+	// something in, by rule; Regenerated the template queries written
+	// again with other wording, IncoherentDropped the configs dropped
+	// when no wording was coherent, ModelIncoherent the model-written
+	// queries replaced by a template for it.
+	Incoherent        map[string]int `json:"incoherent"`
+	Regenerated       int            `json:"regenerated"`
+	IncoherentDropped int            `json:"incoherent_dropped"`
+	ModelIncoherent   int            `json:"model_incoherent"`
+	// CodeUnpasted counts "_code" configs whose query pastes nothing: no
+	// code outside the code in view qualified (pasting that again would
+	// repeat what the plugin sends).
+	CodeUnpasted int `json:"code_unpasted"`
 }
 
 func newStats() Stats {
 	return Stats{Indexed: map[string]int{}, SkippedFiles: map[string]int{}, SkippedDirs: map[string]int{},
-		Unfulfilled: map[string]int{}, QuerySources: map[string]int{}}
+		Unfulfilled: map[string]int{}, QuerySources: map[string]int{}, Incoherent: map[string]int{}}
 }
 
 // Result is Generate's output.
@@ -139,7 +156,15 @@ func Generate(ctx context.Context, pl *profiles.Plan, cfg Config, log *zap.Logge
 		if c.Instruction == dialog.InstructionCommand {
 			c.Turns[0].Query, c.QuerySource = t.query(spec, nil), dialog.QuerySourceCommand
 		} else {
-			c.Turns[0].Query, c.QuerySource = t.query(spec, queryRNG(cfg.Seed, i)), dialog.QuerySourceTemplate
+			q, ok := t.coherentQuery(&spec, cfg.Seed, i, &stats)
+			if !ok {
+				stats.IncoherentDropped++
+				continue
+			}
+			c.Turns[0].Query, c.QuerySource = q, dialog.QuerySourceTemplate
+			if strings.HasSuffix(c.QueryStyle, "_code") && spec.Paste == nil {
+				stats.CodeUnpasted++
+			}
 		}
 		out = append(out, c)
 		specs = append(specs, spec)
@@ -206,6 +231,12 @@ func writeQueries(ctx context.Context, cfg Config, out []dialog.ChatConfig, spec
 				mu.Unlock()
 				return nil
 			}
+			if len(coherence.CheckQuery(q, specs[i].context())) > 0 {
+				mu.Lock()
+				stats.ModelIncoherent++
+				mu.Unlock()
+				return nil // the template query stays
+			}
 			out[i].Turns[0].Query, out[i].QuerySource = q, dialog.QuerySourceLLM
 			return nil
 		})
@@ -242,7 +273,7 @@ func makeConfig(idx *index, pl *profiles.Plan, cfg Config, i int, vals map[strin
 		CursorBehaviour: behaviour, Reference: vals[vocab.DimReference], QueryStyle: vals[vocab.DimQueryStyle],
 		PlanCell: profiles.CellKey(vals),
 	}
-	code, snip := place(f, cd, behaviour, cfg.ContextLines, rng, &c)
+	code, from, to := place(f, cd, behaviour, cfg.ContextLines, rng, &c)
 	if cd.fn >= 0 {
 		c.Symbol = f.p.funcs[cd.fn].name
 	}
@@ -250,57 +281,54 @@ func makeConfig(idx *index, pl *profiles.Plan, cfg Config, i int, vals map[strin
 		c.OpenFiles = openFiles(idx, f, rng)
 	}
 	if turns, _ := strconv.Atoi(vals[vocab.DimTurns]); turns > 1 {
-		options := followUpKinds(c.Intent)
 		c.FollowUp = &dialog.FollowUpPolicy{}
-		prev := ""
+		prev := c.Intent
 		for range turns - 1 {
-			// No kind twice in a row: a developer rarely asks the same way twice.
-			choices := slices.DeleteFunc(slices.Clone(options), func(k string) bool { return k == prev })
+			// Each kind suits the turn before it; no kind twice in a row.
+			choices := slices.DeleteFunc(followUpKinds(prev), func(k string) bool { return k == prev })
 			prev = choices[rng.IntN(len(choices))]
 			c.FollowUp.Kinds = append(c.FollowUp.Kinds, prev)
 		}
 	}
 	spec := querySpec{Intent: c.Intent, Locale: c.Locale, Difficulty: c.Difficulty, Style: c.QueryStyle,
 		Instruction: c.Instruction, Reference: c.Reference, Language: lang, File: c.File, Symbol: c.Symbol,
-		OpenFiles: c.OpenFiles, Code: code, Snippet: snip}
+		OpenFiles: c.OpenFiles, Code: code, TypoRate: cfg.TypoRate}
+	if strings.HasSuffix(c.QueryStyle, "_code") && c.Instruction != dialog.InstructionCommand {
+		spec.Paste = choosePaste(idx, f, c.Symbol, c.OpenFiles, from, to, rng)
+	}
 	return c, spec, true
 }
 
 // place sets the config's cursor and selection for the candidate and
-// returns the code in view (what the plugin will send) and the snippet a
-// "_code" query style pastes (the selection, or a few lines at the cursor,
-// always inside the region checked for secrets).
-func place(f *fileEntry, cd cand, behaviour string, ctxLines int, rng *rand.Rand, c *dialog.ChatConfig) (code, snip string) {
+// returns the code in view (what the plugin will send) and the rows it
+// covers.
+func place(f *fileEntry, cd cand, behaviour string, ctxLines int, rng *rand.Rand, c *dialog.ChatConfig) (code string, from, to int) {
 	p := f.p
 	switch behaviour {
 	case vocab.CursorIdle:
 		c.Cursor = &dialog.Position{Line: cd.row + 1, Col: 1}
-		return p.text(cd.row-ctxLines, cd.row+ctxLines), p.text(cd.row-min(3, ctxLines), cd.row+min(4, ctxLines))
+		return p.text(cd.row-ctxLines, cd.row+ctxLines), cd.row - ctxLines, cd.row + ctxLines
 	case vocab.CursorInsideFunction:
 		s, e := p.trimmed(cd.row)
 		first := p.col(cd.row, s)
 		c.Cursor = &dialog.Position{Line: cd.row + 1, Col: first + rng.IntN(p.col(cd.row, e)-first+1)}
-		fn := f.p.funcs[cd.fn].outer
-		return p.text(cd.row-ctxLines, cd.row+ctxLines),
-			p.text(max(fn.startRow, cd.row-min(3, ctxLines)), min(fn.endRow, cd.row+min(4, ctxLines)))
+		return p.text(cd.row-ctxLines, cd.row+ctxLines), cd.row - ctxLines, cd.row + ctxLines
 	case vocab.CursorSingleLine:
 		s, e := p.trimmed(cd.row)
 		c.Selection = &dialog.Selection{Start: dialog.Position{Line: cd.row + 1, Col: p.col(cd.row, s)},
 			End: dialog.Position{Line: cd.row + 1, Col: p.col(cd.row, e)}}
 		end := c.Selection.End
 		c.Cursor = &end
-		text := string(p.line(cd.row)[s:e])
-		return text, text
+		return string(p.line(cd.row)[s:e]), cd.row, cd.row
 	}
 	sp := cd.sp
 	c.Selection = &dialog.Selection{Start: dialog.Position{Line: sp.startRow + 1, Col: p.col(sp.startRow, sp.startCol)},
 		End: dialog.Position{Line: sp.endRow + 1, Col: p.col(sp.endRow, sp.endCol)}}
 	end := c.Selection.End
 	c.Cursor = &end
-	from := p.lineStart[sp.startRow] + sp.startCol
-	to := min(p.lineStart[sp.endRow]+sp.endCol, len(p.src))
-	text := string(p.src[from:to])
-	return text, text
+	start := p.lineStart[sp.startRow] + sp.startCol
+	stop := min(p.lineStart[sp.endRow]+sp.endCol, len(p.src))
+	return string(p.src[start:stop]), sp.startRow, sp.endRow
 }
 
 // openFiles picks one or two other secret-free files of the same
@@ -348,6 +376,8 @@ func (s Stats) Summary() string {
 	fmt.Fprintf(&b, "source files: %d found; indexed: %s\n", s.Candidates, counts(s.Indexed))
 	fmt.Fprintf(&b, "skipped files: %s; skipped directories: %s\n", counts(s.SkippedFiles), counts(s.SkippedDirs))
 	fmt.Fprintf(&b, "secrets: %d files with findings, %d candidate regions left out\n", s.FilesWithSecrets, s.SecretRegions)
+	fmt.Fprintf(&b, "coherence: findings %s; %d template queries reworded, %d configs dropped, %d model queries replaced by templates; %d _code queries with nothing to paste\n",
+		counts(s.Incoherent), s.Regenerated, s.IncoherentDropped, s.ModelIncoherent, s.CodeUnpasted)
 	if len(s.Unfulfilled) > 0 {
 		fmt.Fprintf(&b, "unfulfilled (no usable file for language/cursor): %s\n", counts(s.Unfulfilled))
 	}

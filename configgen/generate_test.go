@@ -179,10 +179,14 @@ func TestFollowUpPolicy(t *testing.T) {
 		if c.FollowUp == nil || len(c.FollowUp.Kinds) != 3 || len(c.Turns) != 1 {
 			t.Fatalf("%s: follow-up %+v, turns %d", c.ID, c.FollowUp, len(c.Turns))
 		}
+		// Each kind suits the turn before it: the fix, then the kind
+		// before it; none twice in a row.
+		prev := "fix"
 		for _, k := range c.FollowUp.Kinds {
-			if !slices.Contains(followUpKinds("fix"), k) {
-				t.Errorf("%s: kind %q does not suit fix", c.ID, k)
+			if !slices.Contains(followUpKinds(prev), k) || k == prev {
+				t.Errorf("%s: kind %q does not suit %s", c.ID, k, prev)
 			}
+			prev = k
 		}
 	}
 }

@@ -6,11 +6,13 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"go.uber.org/zap"
 
+	"dialogfarm/configgen/coherence"
 	"dialogfarm/dialog"
 	"dialogfarm/internal/llmtest"
 	"dialogfarm/pool"
@@ -58,7 +60,7 @@ func TestModelWrittenQueries(t *testing.T) {
 	var sawZh bool
 	for _, r := range reqs {
 		user := r.LastUser()
-		if !strings.Contains(user, "Code in view:") || !strings.Contains(user, "File: src/queue.go") {
+		if !strings.Contains(user, "Code in view") || !strings.Contains(user, "File: src/queue.go") {
 			t.Errorf("prompt lacks the code in view:\n%s", user)
 		}
 		if strings.Contains(user, "Write it in Simplified Chinese") {
@@ -116,12 +118,21 @@ func TestFollowUpWriterTemplates(t *testing.T) {
 	cfg := dialog.ChatConfig{ID: "c1", Locale: "zh", Turns: []dialog.TurnSpec{{Query: "q"}},
 		FollowUp: &dialog.FollowUpPolicy{Kinds: []string{"clarify", "ask_tests"}}}
 	turn := dialog.Turn{Query: "q", Shown: "answer"}
+	wordings := func(kind string) []string {
+		var out []string
+		for _, v := range texts()["zh"].followUps[kind] {
+			out = append(out, v.text)
+		}
+		return out
+	}
 	got1, err := w.Next(context.Background(), cfg, []dialog.Turn{turn})
-	if err != nil || got1 != texts()["zh"].followUps["clarify"] {
+	if err != nil || !slices.Contains(wordings("clarify"), got1) {
 		t.Errorf("first follow-up %q, %v", got1, err)
 	}
+	// After an answer without code, only the wording that presupposes
+	// nothing: "how would I test this?", never "tests for your code".
 	got2, err := w.Next(context.Background(), cfg, []dialog.Turn{turn, turn})
-	if err != nil || got2 != texts()["zh"].followUps["ask_tests"] {
+	if err != nil || got2 != wordings("ask_tests")[0] {
 		t.Errorf("second follow-up %q, %v", got2, err)
 	}
 	if _, err := w.Next(context.Background(), cfg, []dialog.Turn{turn, turn, turn}); !errors.Is(err, ErrNoFollowUp) {
@@ -132,8 +143,8 @@ func TestFollowUpWriterTemplates(t *testing.T) {
 	}
 	for loc, lt := range texts() {
 		for _, k := range FollowUpKinds() {
-			if lt.followUps[k] == "" {
-				t.Errorf("%s: no template for %s", loc, k)
+			if len(lt.followUps[k]) == 0 || lt.followUps[k][0].needs != (coherence.Needs{}) {
+				t.Errorf("%s: no template for %s that presupposes nothing first", loc, k)
 			}
 		}
 	}
@@ -189,5 +200,35 @@ func TestQueryCacheSurvivesATornLine(t *testing.T) {
 	}
 	if !bytes.Equal(encode(t, first.Configs), encode(t, second.Configs)) {
 		t.Error("configs changed after the rerun")
+	}
+}
+
+// TestIncoherentModelQueriesReplaced: a model query that names a file
+// and a function the request does not show is replaced by the template
+// query and counted; a coherent one is kept.
+func TestIncoherentModelQueriesReplaced(t *testing.T) {
+	srv := llmtest.New(t, func(r llmtest.Request) llmtest.Reply {
+		if strings.Contains(r.LastUser(), "Push(") {
+			return llmtest.Reply{Text: "why does this call parseHeader() from headers.go?"}
+		}
+		return llmtest.Reply{Text: "why is this locked twice?"}
+	})
+	pl := testPlan([]string{"go"}, []string{"whole_function"}, 6)
+	cfg := DefaultConfig()
+	cfg.Repos = []string{"testdata/repos/go"}
+	cfg.Model = modelConfig(srv.URL)
+	res := generate(t, pl, cfg)
+	replaced := 0
+	for _, c := range res.Configs {
+		q := c.Turns[0].Query
+		if strings.Contains(q, "parseHeader") {
+			t.Errorf("%s: incoherent model query kept: %q", c.ID, q)
+		}
+		if c.QuerySource == dialog.QuerySourceTemplate {
+			replaced++
+		}
+	}
+	if replaced == 0 || res.Stats.ModelIncoherent != replaced || res.Stats.QuerySources["llm"] != len(res.Configs)-replaced {
+		t.Errorf("replaced %d, stats %+v", replaced, res.Stats)
 	}
 }

@@ -10,9 +10,11 @@ import (
 	"math/rand/v2"
 	"os"
 	"path"
+	"regexp"
 	"strings"
 	"sync"
 
+	"dialogfarm/configgen/coherence"
 	"dialogfarm/dialog"
 	"dialogfarm/dialog/vocab"
 	"dialogfarm/internal/runfiles"
@@ -25,20 +27,36 @@ type querySpec struct {
 	File, Symbol                                                        string
 	OpenFiles                                                           []string
 	// Code is the code in view: the selection, or the lines the plugin
-	// sends around the cursor; Snippet what a "_code" style pastes.
-	Code, Snippet string
+	// sends around the cursor.
+	Code string
+	// Paste is what a "_code" style pastes: code from elsewhere, never
+	// the code in view; nil when nothing qualifies.
+	Paste *paste
+	// TypoRate is the share of template queries that get a typo.
+	TypoRate float64
+	// Exemplars are redacted real queries of the same cell the model's
+	// prompt shows (see Config.Exemplars).
+	Exemplars []string
 }
 
 func (s querySpec) baseStyle() (string, bool) {
 	return strings.TrimSuffix(s.Style, "_code"), strings.HasSuffix(s.Style, "_code")
 }
 
+// symbolInView reports whether the function's name is in the code in
+// view, so that a query may name it.
+func (s querySpec) symbolInView() bool {
+	return s.Symbol != "" && regexp.MustCompile(`\b`+regexp.QuoteMeta(s.Symbol)+`\b`).MatchString(s.Code)
+}
+
 // templater writes template queries and follow-ups.
 type templater struct {
 	texts  map[string]localeText
-	topics map[string][]string
+	topics map[string][]topic
 	tasks  map[string][]string
 	names  map[string]string
+	// canonical takes every list's first wording (tests).
+	canonical bool
 }
 
 func newTemplater() *templater {
@@ -60,7 +78,19 @@ func joiner(loc string) string {
 	return " "
 }
 
-// query writes a first query from templates; rng picks general topics.
+// pick draws one of v; a canonical templater takes the first.
+func (t *templater) pick(rng *rand.Rand, v []string) string {
+	if t.canonical {
+		return v[0]
+	}
+	return v[rng.IntN(len(v))]
+}
+
+// query writes a first query from the paraphrase banks, rng drawing the
+// wordings: the request about the reference (or a general question
+// grounded in the code in view), background for verbose and hard
+// requests, the pasted code of a "_code" style, the casual style and
+// typos of fast typing, and the slash command.
 func (t *templater) query(s querySpec, rng *rand.Rand) string {
 	if s.Instruction == "command" {
 		return profiles.PluginCommands()[s.Intent]
@@ -70,37 +100,36 @@ func (t *templater) query(s querySpec, rng *rand.Rand) string {
 	lang := t.names[s.Language]
 	var q string
 	if s.Reference == vocab.RefNone || s.Reference == "" {
-		topics, tasks := t.topics[s.Language], t.tasks[s.Locale]
-		if len(tasks) == 0 {
-			tasks = t.tasks["en"]
-		}
-		q = strings.NewReplacer("{topic}", topics[rng.IntN(len(topics))], "{task}", tasks[rng.IntN(len(tasks))],
-			"{lang}", lang).Replace(lt.general[s.Intent])
+		q = t.general(s, lt, lang, rng)
 	} else {
-		tmpl := lt.normal[s.Intent]
+		tmpl := t.pick(rng, lt.normal[s.Intent])
 		if base == vocab.StyleTerse {
-			tmpl = lt.terse[s.Intent]
+			tmpl = t.pick(rng, lt.terse[s.Intent])
 		}
-		ref := lt.ref[s.Reference]
-		if s.Reference == vocab.RefEnclosingFunction && s.Symbol == "" {
-			ref = lt.ref[vocab.RefSelection]
+		key := s.Reference
+		if key == vocab.RefEnclosingFunction {
+			key = refUnnamedFunction
+			if s.symbolInView() {
+				key = refFunction
+			}
 		}
-		ref = strings.NewReplacer("{sym}", "`"+s.Symbol+"`", "{file}", path.Base(s.File),
-			"{files}", strings.Join(baseNames(append([]string{s.File}, s.OpenFiles...)), ", ")).Replace(ref)
+		ref := strings.NewReplacer("{sym}", s.Symbol, "{file}", path.Base(s.File)).Replace(t.pick(rng, lt.ref[key]))
 		q = strings.NewReplacer("{ref}", ref, "{lang}", lang).Replace(tmpl)
 	}
 	switch {
 	case base == vocab.StyleNormal && s.Difficulty == vocab.DifficultyHard:
-		q += joiner(s.Locale) + lt.hardHint
+		q += joiner(s.Locale) + t.pick(rng, lt.hardHint)
 	case base == vocab.StyleVerbose:
-		q += joiner(s.Locale) + strings.NewReplacer("{lang}", lang, "{file}", path.Base(s.File)).Replace(lt.verbose[s.Difficulty])
+		q += joiner(s.Locale) + strings.NewReplacer("{lang}", lang, "{file}", path.Base(s.File)).Replace(t.pick(rng, lt.verbose[s.Difficulty]))
 	}
-	if withCode && strings.TrimSpace(s.Snippet) != "" {
-		q += "\n\n" + lt.codeIntro + "\n```" + s.Language + "\n" + snippet(s.Snippet, 8) + "\n```"
+	q = roughen(q, s.Locale, base, s.TypoRate, rng)
+	if withCode && s.Paste != nil {
+		intro := strings.NewReplacer("{other}", path.Base(s.Paste.File), "{file}", path.Base(s.File)).Replace(t.pick(rng, lt.paste[s.Paste.Kind]))
+		q += "\n\n" + intro + "\n```" + s.Language + "\n" + s.Paste.Code + "\n```"
 	}
 	if s.Instruction == "slash_command" {
 		cmd := profiles.SlashCommands()[s.Intent]
-		if base == vocab.StyleTerse && !withCode {
+		if base == vocab.StyleTerse && (!withCode || s.Paste == nil) {
 			return cmd
 		}
 		return cmd + " " + q
@@ -108,21 +137,76 @@ func (t *templater) query(s querySpec, rng *rand.Rand) string {
 	return q
 }
 
-func baseNames(files []string) []string {
-	out := make([]string, len(files))
-	for i, f := range files {
-		out[i] = path.Base(f)
+// maxAttempts is how many wordings a template query gets before its
+// config is dropped as incoherent; the last one pastes nothing.
+const maxAttempts = 5
+
+// coherentQuery writes config i's template query, drawing other wordings
+// (and at last leaving out pasted code) while the coherence checker finds
+// something in it; ok is false when no attempt was coherent. The first
+// attempt's findings are counted by rule.
+func (t *templater) coherentQuery(s *querySpec, seed int64, i int, stats *Stats) (string, bool) {
+	for attempt := range maxAttempts {
+		if attempt == maxAttempts-1 {
+			s.Paste = nil
+		}
+		rng := queryRNG(seed, i)
+		if attempt > 0 {
+			rng = queryRNG(seed+int64(attempt)*0x9e3779b9, i)
+		}
+		q := t.query(*s, rng)
+		findings := coherence.CheckQuery(q, s.context())
+		if len(findings) == 0 {
+			if attempt > 0 {
+				stats.Regenerated++
+			}
+			return q, true
+		}
+		if attempt == 0 {
+			for _, f := range findings {
+				stats.Incoherent[f.Rule]++
+			}
+		}
 	}
-	return out
+	return "", false
 }
 
-// snippet returns up to n lines of code, without trailing blank lines.
-func snippet(code string, n int) string {
-	lines := strings.Split(strings.TrimRight(code, "\n \t"), "\n")
-	if len(lines) > n {
-		lines = lines[:n]
+// context is what the plugin sends with the query, and the file pasted
+// code comes from.
+func (s querySpec) context() coherence.Context {
+	ctx := coherence.Context{File: s.File, Shown: s.Code}
+	if s.Paste != nil {
+		ctx.Files = map[string]string{s.Paste.File: s.Paste.Code}
 	}
-	return strings.Join(lines, "\n")
+	return ctx
+}
+
+// general writes a question about no code in particular: about a topic
+// or task the code in view shows when there is one, else about the
+// language.
+func (t *templater) general(s querySpec, lt localeText, lang string, rng *rand.Rand) string {
+	topics := groundedTopics(t.topics[s.Language], s.Code)
+	tasks := groundedTasks(s.Code)
+	var usable []string
+	for _, v := range lt.general[s.Intent] {
+		if (strings.Contains(v, "{topic}") && len(topics) == 0) || (strings.Contains(v, "{task}") && len(tasks) == 0) {
+			continue
+		}
+		usable = append(usable, v)
+	}
+	names := t.tasks[s.Locale]
+	if len(names) == 0 {
+		names = t.tasks["en"]
+	}
+	task := ""
+	if len(tasks) > 0 {
+		task = names[tasks[rng.IntN(len(tasks))]]
+	}
+	top := ""
+	if len(topics) > 0 {
+		top = t.pick(rng, topics)
+	}
+	return strings.NewReplacer("{topic}", top, "{task}", task, "{lang}", lang).Replace(t.pick(rng, usable))
 }
 
 // queryWriter asks a model for first queries, with an answer cache. The
@@ -147,7 +231,7 @@ type cacheLine struct {
 }
 
 // queryPromptVersion changes with the prompt, invalidating cached queries.
-const queryPromptVersion = "query-v1"
+const queryPromptVersion = "query-v2"
 
 func newQueryWriter(m Model, cachePath string) (*queryWriter, error) {
 	w := &queryWriter{chat: m, model: m.Model(), cache: map[string]string{}, flight: map[string]chan struct{}{}}
@@ -269,7 +353,11 @@ func cleanQuery(s string) string {
 	return s
 }
 
-// queryPrompt builds the query writer's prompt.
+// queryPrompt builds the query writer's prompt: what the developer wants
+// (intent, locale, difficulty, style), what the request is about, the
+// code the plugin sends with it (never to be pasted again), the code a
+// "_code" style may paste instead, and the redacted exemplars of real
+// queries of the same cell to imitate.
 func queryPrompt(s querySpec) (system, user string) {
 	intentGoals := map[string]string{
 		"explain": "understand what the code does", "generate": "get new code written", "fix": "get a bug fixed",
@@ -281,29 +369,57 @@ func queryPrompt(s querySpec) (system, user string) {
 		"verbose": "verbose: a paragraph with background on what they are doing and why",
 	}
 	system = "You write the first message a software developer types into the chat of an AI code assistant inside " +
-		"their editor. Write only that message: no quotes, no preamble, no answer to it. Sound like a real developer."
+		"their editor. Write only that message: no quotes, no preamble, no answer to it. Sound like a real developer. " +
+		"The assistant already receives the file's name and the code in view with the message: never paste that code " +
+		"again, and name only files, functions and terms that the code in view, or code you paste, holds."
 	base, withCode := s.baseStyle()
+	function := fmt.Sprintf("the function `%s` their cursor is in", s.Symbol)
+	if !s.symbolInView() {
+		function = "the function their cursor is in (its name is not in view: do not name it)"
+	}
 	ref := map[string]string{
-		"selection":          "the code they selected (shown below)",
-		"enclosing_function": fmt.Sprintf("the function `%s` their cursor is in (shown below)", s.Symbol),
-		"current_file":       "the whole file " + s.File,
-		"open_files":         "the open files " + strings.Join(append([]string{s.File}, s.OpenFiles...), ", "),
-		"none":               "no code in particular: a general " + s.Language + " question",
+		"selection":          "the code they selected (the code in view)",
+		"enclosing_function": function,
+		"current_file":       "the open file " + s.File,
+		"open_files":         "the open file " + s.File + " and how it fits with the rest of the code",
+		"none":               "no code in particular: a general " + s.Language + " question that fits the code in view",
 	}[s.Reference]
 	var b strings.Builder
 	fmt.Fprintf(&b, "Write the developer's message.\n- Goal: %s (intent %q)\n", intentGoals[s.Intent], s.Intent)
 	fmt.Fprintf(&b, "- Write it in %s.\n- Difficulty of the request: %s\n", localeName(s.Locale), s.Difficulty)
 	fmt.Fprintf(&b, "- Style: %s", styleRules[base])
-	if withCode {
-		b.WriteString("; paste a few lines of the code into the message in a fenced block")
+	switch {
+	case withCode && s.Paste != nil:
+		fmt.Fprintf(&b, "; paste the code from %s given below into the message in a fenced block", s.Paste.File)
+	case withCode:
+		b.WriteString("; paste no code (nothing outside the code in view qualifies)")
 	}
 	fmt.Fprintf(&b, "\n- It is about: %s\n", ref)
 	if s.Instruction == "slash_command" {
 		fmt.Fprintf(&b, "- Start the message with the assistant's slash command %s, then what they want.\n",
 			profiles.SlashCommands()[s.Intent])
 	}
-	fmt.Fprintf(&b, "File: %s (%s)\nCode in view:\n```%s\n%s\n```\n", s.File, s.Language, s.Language, snippet(s.Code, 80))
+	if len(s.Exemplars) > 0 {
+		b.WriteString("Real developers in the same situation (same intent, language and style) wrote these messages about other code:\n")
+		for _, e := range s.Exemplars {
+			fmt.Fprintf(&b, "<example>\n%s\n</example>\n", e)
+		}
+		b.WriteString("Write like them (length, tone, terseness, typos, how they paste code), but about the code in view, not theirs.\n")
+	}
+	fmt.Fprintf(&b, "File: %s (%s)\nCode in view (sent with the message):\n```%s\n%s\n```\n", s.File, s.Language, s.Language, firstLinesOf(s.Code, 80))
+	if withCode && s.Paste != nil {
+		fmt.Fprintf(&b, "Code from %s to paste:\n```%s\n%s\n```\n", s.Paste.File, s.Language, s.Paste.Code)
+	}
 	return system, b.String()
+}
+
+// firstLinesOf returns up to n lines of code, without trailing blank lines.
+func firstLinesOf(code string, n int) string {
+	lines := strings.Split(strings.TrimRight(code, "\n \t"), "\n")
+	if len(lines) > n {
+		lines = lines[:n]
+	}
+	return strings.Join(lines, "\n")
 }
 
 func localeName(loc string) string {

@@ -1,0 +1,5 @@
+//go:build !race
+
+package configgen
+
+const raceEnabled = false
