@@ -1,11 +1,8 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -16,6 +13,7 @@ import (
 	"dialogfarm/capture"
 	"dialogfarm/dialog"
 	"dialogfarm/driver"
+	"dialogfarm/internal/jsonl"
 	"dialogfarm/internal/llmtest"
 	"dialogfarm/judge"
 	"dialogfarm/pipeline"
@@ -143,25 +141,12 @@ func (b *bench) latencyRun(ctx context.Context, i int) (latencyRun, error) {
 	return res, nil
 }
 
-// readRecords reads a run folder's dialogues.jsonl.
+// readRecords reads a run folder's dialogues.jsonl (a torn last line,
+// left by a killed run, is skipped as every reader of a run's log does).
 func readRecords(path string) ([]dialog.Dialogue, error) {
-	f, err := os.Open(path)
+	out, _, err := jsonl.ReadLog[dialog.Dialogue](path)
 	if err != nil {
 		return nil, fmt.Errorf("read records: %w", err)
-	}
-	defer f.Close()
-	var out []dialog.Dialogue
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 64<<20)
-	for n := 1; sc.Scan(); n++ {
-		var d dialog.Dialogue
-		if err := json.Unmarshal(sc.Bytes(), &d); err != nil {
-			return nil, fmt.Errorf("read %s line %d: %w", path, n, err)
-		}
-		out = append(out, d)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
 	return out, nil
 }

@@ -5,16 +5,17 @@
 package measure
 
 import (
-	"bufio"
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
+	"dialogfarm/internal/jsonl"
 	"dialogfarm/redact"
 )
 
@@ -39,20 +40,19 @@ func ReadLabels(path string) ([]Label, error) {
 	}
 	defer f.Close()
 	var out []Label
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for n := 1; sc.Scan(); n++ {
+	err = jsonl.Each(f, path, func(n int, line []byte) error {
 		var l Label
-		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
-			return nil, fmt.Errorf("read labels %s:%d: %w", path, n, err)
+		if err := json.Unmarshal(line, &l); err != nil {
+			return err
 		}
 		if l.Path == "" || l.Line < 1 || l.Kind == "" || l.Value == "" {
-			return nil, fmt.Errorf("read labels %s:%d: path, line, kind and value are required", path, n)
+			return errors.New("path, line, kind and value are required")
 		}
 		out = append(out, l)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("read labels %s: %w", path, err)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read labels: %w", err)
 	}
 	return out, nil
 }
