@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -242,5 +244,61 @@ func TestJudgeCommandReadsByThePluginsAdapter(t *testing.T) {
 	// Read as the developer's words, the code would make it a Chinese fix.
 	if s.ID != "q1#1" || s.Intent != vocab.IntentExplain || s.Locale != "en" || s.Score != 5 {
 		t.Errorf("scores line %+v; want explain, en, 5", s)
+	}
+}
+
+// judge-eval RUN scores the run's turns as judge --scores would and pairs
+// them with labels keyed "<config id>#<turn>".
+func TestJudgeEvalOfRun(t *testing.T) {
+	in := fixtureDialogues(t)
+	scores := filepath.Join(filepath.Dir(in), "scores.jsonl")
+	if _, err := runPoolCLI(t, "judge", "--rules-only", in, "--out", filepath.Join(filepath.Dir(in), "judged.jsonl"), "--scores", scores); err != nil {
+		t.Fatal(err)
+	}
+	var want []judge.Scored
+	for _, line := range strings.Split(strings.TrimSpace(string(readTestFile(t, scores))), "\n") {
+		var s judge.Scored
+		noTestErr(t, json.Unmarshal([]byte(line), &s))
+		want = append(want, s)
+	}
+	// Labels: every turn the judge scored, at the judge's own score,
+	// but the first one, which a human scored 1, and one id of no turn.
+	var labels bytes.Buffer
+	scored, seen := 0, map[string]bool{}
+	for _, s := range want {
+		if s.Score < 1 || s.Score > 5 || seen[s.ID] { // the fixture repeats an id
+			continue
+		}
+		seen[s.ID] = true
+		score := s.Score
+		if scored == 0 {
+			score = 1
+		}
+		scored++
+		fmt.Fprintf(&labels, "{\"id\":%q,\"score\":%v}\n", s.ID, score)
+	}
+	labels.WriteString(`{"id":"nobody#1","score":3}` + "\n")
+	labelsPath := filepath.Join(t.TempDir(), "labels.jsonl")
+	noTestErr(t, os.WriteFile(labelsPath, labels.Bytes(), 0o644))
+
+	judged := filepath.Join(filepath.Dir(in), "judged.jsonl")
+	fromRun, err := runPoolCLI(t, "judge-eval", judged, "--labels", labelsPath, "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromFile, err := runPoolCLI(t, "judge-eval", "--judged", scores, "--labels", labelsPath, "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep judge.Report
+	noTestErr(t, json.Unmarshal([]byte(fromRun), &rep))
+	if fromRun != fromFile {
+		t.Errorf("judge-eval RUN and --judged of judge's scores differ:\n%s\n%s", fromRun, fromFile)
+	}
+	if rep.Overall.N != scored || scored < 5 || !slices.Equal(rep.OnlyLabels, []string{"nobody#1"}) {
+		t.Errorf("n %d, want %d scored turns of %d; only in labels %v", rep.Overall.N, scored, len(want), rep.OnlyLabels)
+	}
+	if _, err := runPoolCLI(t, "judge-eval", judged, "--judged", scores, "--labels", labelsPath); err == nil || !strings.Contains(err.Error(), "once") {
+		t.Errorf("RUN and --judged together: %v", err)
 	}
 }

@@ -34,14 +34,14 @@ func deprecateRunFlag(cmd *cobra.Command, name, usage string) {
 }
 
 // runSourceOf resolves the run a command reads: its positional RUN or,
-// from older scripts, the deprecated flag (--run or --in).
+// from older scripts, the deprecated flag (--run or --in; "" for none).
 func (a *app) runSourceOf(cmd string, args []string, flag string) (runSource, error) {
 	var src runSource
 	path := ""
 	if len(args) > 0 {
 		path = args[0]
 	}
-	if old := a.v.GetString(flag); old != "" {
+	if old := a.v.GetString(flag); flag != "" && old != "" {
 		if path != "" && filepath.Clean(path) != filepath.Clean(old) {
 			return src, fmt.Errorf("%s: RUN %s and --%s %s name two runs; give RUN only", cmd, path, flag, old)
 		}
