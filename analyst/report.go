@@ -11,6 +11,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"dialogfarm/analyst/realism"
 	"dialogfarm/dialog"
 	"dialogfarm/dialog/vocab"
 	"dialogfarm/internal/jsonl"
@@ -85,6 +86,9 @@ type Report struct {
 	// Secrets, when known, counts the secrets redacted and the samples the
 	// export's safety net dropped.
 	Secrets *SecretCounts `json:"secrets,omitempty"`
+	// Realism, when a reference log set is known, compares the generated
+	// first queries with the logged ones (see Realism).
+	Realism *realism.Report `json:"realism,omitempty"`
 }
 
 // ScoreCounts are score histograms; index i counts score i (0..5).
@@ -275,7 +279,14 @@ func (r *Report) WriteTable(w io.Writer) error {
 				100*c.KeepRate, c.CostUSD, per)
 		}
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if r.Realism != nil {
+		_, err := fmt.Fprint(w, "\n"+r.Realism.Summary())
+		return err
+	}
+	return nil
 }
 
 // ReadRun reads a run's configs and, if the file exists, its dialogues.

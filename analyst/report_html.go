@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+
+	"dialogfarm/analyst/realism"
 	"strings"
 )
 
@@ -204,6 +206,26 @@ svg text{font-size:11px;fill:#333}
 {{range .Cells}}<tr><td>{{.Cell}}</td><td>{{.Dialogues}}</td><td>{{.Turns}}</td><td>{{.KeptTurns}}</td><td>{{.KeepRate}}</td><td>{{.Cost}}</td><td>{{.PerKept}}</td></tr>
 {{end}}</table>
 {{end}}
+{{with .Realism}}
+<h2 id="realism">Query realism</h2>
+<p>Generated first queries against {{.Reference}} ({{.Overall.Generated.N}} generated, {{.Overall.Reference.N}} reference). Length KS {{printf "%.3f" .Overall.KS}}, vocabulary Jaccard {{printf "%.3f" .Overall.Jaccard}}, coverage {{printf "%.3f" .Overall.VocabCoverage}}, centroid distance {{printf "%.3f" .Overall.Centroid}}, locale JSD {{printf "%.4f" .LocaleJSD}} bits. {{.Flagged}} flags.</p>
+<table class="realism">
+<tr><th>measure</th><th>generated</th><th>reference</th></tr>
+<tr><td>mean length (words)</td><td>{{printf "%.2f" .Overall.Generated.MeanLength}}</td><td>{{printf "%.2f" .Overall.Reference.MeanLength}}</td></tr>
+<tr><td>distinct-1</td><td>{{printf "%.3f" .Overall.Generated.Distinct1}}</td><td>{{printf "%.3f" .Overall.Reference.Distinct1}}</td></tr>
+<tr><td>distinct-2</td><td>{{printf "%.3f" .Overall.Generated.Distinct2}}</td><td>{{printf "%.3f" .Overall.Reference.Distinct2}}</td></tr>
+<tr><td>distinct-3</td><td>{{printf "%.3f" .Overall.Generated.Distinct3}}</td><td>{{printf "%.3f" .Overall.Reference.Distinct3}}</td></tr>
+<tr><td>compression ratio (gzip)</td><td>{{printf "%.2f" .Overall.Generated.Compression}}</td><td>{{printf "%.2f" .Overall.Reference.Compression}}</td></tr>
+<tr><td>share with code</td><td>{{printf "%.3f" .Overall.Generated.CodeShare}}</td><td>{{printf "%.3f" .Overall.Reference.CodeShare}}</td></tr>
+<tr><td>terse rate</td><td>{{printf "%.3f" .Overall.Generated.TerseRate}}</td><td>{{printf "%.3f" .Overall.Reference.TerseRate}}</td></tr>
+<tr><td>typo rate</td><td>{{printf "%.3f" .Overall.Generated.TypoRate}}</td><td>{{printf "%.3f" .Overall.Reference.TypoRate}}</td></tr>
+<tr><td>embedding spread</td><td>{{printf "%.3f" .Overall.Generated.Spread}}</td><td>{{printf "%.3f" .Overall.Reference.Spread}}</td></tr>
+</table>
+<table class="realism-cells">
+<tr><th>cell (intent/locale)</th><th>generated</th><th>reference</th><th>KS</th><th>distinct-2</th><th>flags</th></tr>
+{{range .Cells}}<tr data-cell="{{.Cell}}"><td>{{.Cell}}</td><td>{{.Generated.N}}</td><td>{{.Reference.N}}</td><td>{{printf "%.2f" .KS}}</td><td>{{printf "%.2f" .Generated.Distinct2}} / {{printf "%.2f" .Reference.Distinct2}}</td><td>{{range .Flags}}{{.}} {{end}}</td></tr>
+{{end}}</table>
+{{end}}
 </body>
 </html>
 `))
@@ -228,7 +250,8 @@ func (r *Report) WriteHTML(w io.Writer) error {
 		Dims                    []dim
 		JSD, Scores, Keep, Cost template.HTML
 		Cells                   []cell
-	}{R: r, KeepRate: pct(r.KeepRate), CellDims: strings.Join(r.CellDims, " × "), WithKept: r.Dialogues > 0}
+		Realism                 *realism.Report
+	}{R: r, Realism: r.Realism, KeepRate: pct(r.KeepRate), CellDims: strings.Join(r.CellDims, " × "), WithKept: r.Dialogues > 0}
 	for _, d := range r.Dimensions {
 		x := dim{Name: d.Dim, JSDProduced: fmt.Sprintf("%.4f", d.JSDProduced), SVG: dimensionChart(d, data.WithKept)}
 		if d.JSDKept != nil {

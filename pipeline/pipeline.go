@@ -31,6 +31,7 @@ import (
 	"go.uber.org/zap"
 
 	"dialogfarm/analyst"
+	"dialogfarm/analyst/realism"
 	"dialogfarm/capture"
 	"dialogfarm/configgen"
 	"dialogfarm/dataset"
@@ -187,6 +188,13 @@ func writeReport(cfg stageConfig, configsPath, dialoguesPath, path string) (*ana
 		return nil, err
 	}
 	r := analyst.BuildReport(cfg.Profile, configs, dialogues, cfg.Report)
+	if logs, err := analyst.FittedLogs(cfg.ProfileName); err != nil {
+		return nil, err
+	} else if logs != "" {
+		if r.Realism, err = analyst.Realism(configs, logs, analyst.Mapping{}, realism.DefaultThresholds()); err != nil {
+			return nil, err
+		}
+	}
 	if r.Secrets, err = SecretCounts(cfg.Out, dialoguesPath, cfg.Export); err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"go.uber.org/zap"
 
 	"dialogfarm/analyst"
+	"dialogfarm/analyst/realism"
 	"dialogfarm/dialog"
 	"dialogfarm/dialog/vocab"
 	"dialogfarm/internal/runfiles"
@@ -30,6 +31,14 @@ with plots (report.html). --format markdown prints Markdown tables instead of
 the terminal table, for a pull request or a model card. Without a dialogues
 file only target and produced are compared.
 
+With reference logs (--reference-logs, or the logs the profile was fitted
+from when analyze wrote PROFILE.counts.json), the report also compares the
+generated first queries with the logged ones: length (KS), distinct-1/2/3,
+gzip compression ratio, vocabulary overlap, code share, locale mix (JSD),
+terse and typo rates and a character 3-gram embedding spread, overall and
+per intent × locale cell, flagging cells beyond the thresholds (report.json
+"realism", report.html "Query realism"; docs/file-formats.md).
+
 RUN is the run folder. The profile, the minimum score and whether the
 offline stand-in's answers count as kept are the run's (RUN/run.json), unless
 --profile, --min-score or --allow-offline say otherwise; turns of the
@@ -48,6 +57,7 @@ required.`,
 	f.StringSlice("cells", analyst.DefaultReportConfig().CellDims, "dimensions forming the keep-rate and cost cells")
 	f.Float64("min-score", sft.DefaultOptions().MinScore, "lowest score a kept turn may have (default: the run's)")
 	f.Bool("allow-offline", false, "count turns of the offline stand-in as kept, as export --allow-offline does (default: as the run did)")
+	f.String("reference-logs", "", "interaction logs (JSONL, the analyze format) to compare the generated queries with (default: the logs the profile was fitted from, read from PROFILE.counts.json)")
 	deprecateRunFlag(cmd, "run", "run folder (give it as RUN)")
 	return cmd
 }
@@ -113,6 +123,17 @@ func (a *app) report(args []string) error {
 	}
 	if r.Secrets, err = pipeline.SecretCounts(run, dialoguesPath, export); err != nil {
 		return err
+	}
+	refLogs := a.v.GetString("reference-logs")
+	if refLogs == "" {
+		if refLogs, err = analyst.FittedLogs(path); err != nil {
+			return err
+		}
+	}
+	if refLogs != "" {
+		if r.Realism, err = analyst.Realism(configs, refLogs, analyst.Mapping{}, realism.DefaultThresholds()); err != nil {
+			return fmt.Errorf("report: %w", err)
+		}
 	}
 	data, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
