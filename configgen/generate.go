@@ -49,6 +49,10 @@ type Config struct {
 	// Secrets finds the secrets kept out of every region; nil builds
 	// redact's default detector.
 	Secrets *redact.Detector
+	// Exemplars are real queries (from interaction logs) the query
+	// model's prompt imitates: a few of the config's cell (intent, locale,
+	// query style; coarser cells when it has none), redacted.
+	Exemplars []Exemplar
 	// TypoRate is the share of template queries in a Latin or Cyrillic
 	// locale that get one typo (DefaultTypoRate).
 	TypoRate float64
@@ -171,6 +175,13 @@ func Generate(ctx context.Context, pl *profiles.Plan, cfg Config, log *zap.Logge
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("configs for plan %s: %w (unfulfilled: %v)", pl.ID, ErrNoConfigs, stats.Unfulfilled)
+	}
+	if cfg.Model != nil && len(cfg.Exemplars) > 0 {
+		bank := newExemplarBank(cfg.Exemplars, cfg.Secrets)
+		for k := range specs {
+			s := &specs[k]
+			s.Exemplars = bank.pick(s.Intent, s.Locale, s.Style, cfg.Seed, k)
+		}
 	}
 	if cfg.Model != nil {
 		if err := writeQueries(ctx, cfg, out, specs, &stats, log); err != nil {

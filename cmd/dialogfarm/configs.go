@@ -4,12 +4,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"dialogfarm/analyst"
 	"dialogfarm/configgen"
+	"dialogfarm/dialog/vocab"
 	"dialogfarm/internal/runfiles"
 	"dialogfarm/profiles"
 )
@@ -37,6 +40,7 @@ plan, repositories and seed give the same configs.`,
 	f.Int64("max-file-bytes", def.MaxFileBytes, "skip larger files")
 	f.Int("context-lines", def.ContextLines, "lines the plugin sends around the cursor (askplugin.contextLines)")
 	addStageModelFlags(cmd, "writes first queries")
+	f.String("exemplars", "", "interaction logs (JSONL, the analyze format) whose first queries the query model imitates: a few redacted ones of each config's cell in its prompt (needs --model)")
 	f.String("cache", "", "query cache file (JSONL, appended as answers arrive), reused across runs")
 	f.String("stats", "", "also write the generation stats as JSON to this file")
 	return cmd
@@ -62,6 +66,11 @@ func (a *app) configs(cmd *cobra.Command, args []string) error {
 		return err
 	}
 	cfg.Concurrency, cfg.CachePath = a.v.GetInt("jobs"), a.v.GetString("cache")
+	if path := a.v.GetString("exemplars"); path != "" {
+		if cfg.Exemplars, err = readExemplars(path); err != nil {
+			return err
+		}
+	}
 	start := time.Now()
 	bars := map[string]*progress{}
 	var mu sync.Mutex // files are parsed in parallel
@@ -116,4 +125,31 @@ func addStageModelFlags(cmd *cobra.Command, what string) {
 func (a *app) stageModel(name string) (configgen.Model, error) {
 	return stageModel(name, a.v.GetString("model-base-url"), a.v.GetString("model"), a.v.GetString("api-key-env"),
 		a.v.GetDuration("model-timeout"), a.keyAllow, a.log)
+}
+
+// readExemplars reads the first query of every session of interaction
+// logs, with its cell as the analyst reads it.
+func readExemplars(path string) ([]configgen.Exemplar, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("exemplars: %w", err)
+	}
+	defer f.Close()
+	recs, _, err := analyst.ReadLogs(f, analyst.Mapping{})
+	if err != nil {
+		return nil, fmt.Errorf("exemplars %s: %w", path, err)
+	}
+	var out []configgen.Exemplar
+	for _, s := range analyst.GroupSessions(recs) {
+		o := analyst.Observe(s)
+		intent := o.CommandIntent
+		if intent == "" {
+			intent = vocab.IntentOf(s.First.Query)
+		}
+		out = append(out, configgen.Exemplar{Query: s.First.Query, Intent: intent, Locale: o.Locale, Style: o.QueryStyle})
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("exemplars %s: no usable session", path)
+	}
+	return out, nil
 }
