@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"runtime/debug"
 	"slices"
 	"strings"
 
@@ -219,34 +218,4 @@ func unwrapParse(err error) error {
 		return ne.Unwrap()
 	}
 	return err
-}
-
-// version is the module version and VCS revision the binary was built
-// from, as the Go toolchain recorded them.
-func version() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "unknown (no build information)"
-	}
-	v := bi.Main.Version
-	if v == "" {
-		v = "(devel)"
-	}
-	var rev, at, dirty string
-	for _, s := range bi.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.time":
-			at = s.Value
-		case "vcs.modified":
-			if s.Value == "true" {
-				dirty = "+dirty"
-			}
-		}
-	}
-	if rev != "" {
-		v += fmt.Sprintf(" (revision %s%s, %s)", rev, dirty, at)
-	}
-	return v + " " + bi.GoVersion
 }

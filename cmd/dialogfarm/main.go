@@ -21,6 +21,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
+	"dialogfarm/internal/buildinfo"
 	"dialogfarm/pool"
 )
 
@@ -83,7 +84,7 @@ func newRoot(a *app) *cobra.Command {
 		Short:         "Simulate developers in a real editor to produce SFT data for code assistants",
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		Version:       version(),
+		Version:       buildinfo.Version(),
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
 			return a.init(cmd)
 		},

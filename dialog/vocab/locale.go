@@ -2,6 +2,7 @@ package vocab
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 	"unicode"
 )
@@ -234,4 +235,52 @@ func withoutInlineCode(prose string) string {
 		}
 	}
 	return strings.Join(kept, " ")
+}
+
+// LocalesIn lists the locales text holds (sorted, each once): those of its
+// paragraphs (prose separated by blank lines) whose locale DetectLocale is
+// sure of. A plugin's request often wraps a query in another language in
+// its own English framing ("File: ...", "Selected code ..."), so the text
+// as a whole can read as one language while holding two; and a paragraph
+// too short to be sure of adds nothing.
+func LocalesIn(text string) []string {
+	var out []string
+	for _, para := range paragraphs(text) {
+		if loc, sure := DetectLocale(para); sure && !slices.Contains(out, loc) {
+			out = append(out, loc)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// paragraphs splits text at blank lines outside fenced code blocks.
+func paragraphs(text string) []string {
+	var out []string
+	var cur []string
+	fence := ""
+	for _, line := range strings.Split(text, "\n") {
+		trimmed := strings.TrimLeft(line, " ")
+		if f := fenceOf(trimmed); len(line)-len(trimmed) <= 3 && f != "" {
+			rest := strings.TrimSpace(trimmed[len(f):])
+			switch {
+			case fence == "" && !(f[0] == '`' && strings.Contains(rest, "`")):
+				fence = f
+			case fence != "" && f[0] == fence[0] && len(f) >= len(fence) && rest == "":
+				fence = ""
+			}
+		}
+		if fence == "" && strings.TrimSpace(line) == "" {
+			if len(cur) > 0 {
+				out = append(out, strings.Join(cur, "\n"))
+			}
+			cur = nil
+			continue
+		}
+		cur = append(cur, line)
+	}
+	if len(cur) > 0 {
+		out = append(out, strings.Join(cur, "\n"))
+	}
+	return out
 }

@@ -1,6 +1,9 @@
 package vocab
 
-import "testing"
+import (
+	"slices"
+	"testing"
+)
 
 func TestCanonical(t *testing.T) {
 	cases := []struct{ dim, in, want string }{
@@ -128,5 +131,24 @@ func TestScript(t *testing.T) {
 	}
 	if ScriptOf("zh-TW") != ScriptHan || ScriptOf("uk") != ScriptCyrillic || ScriptOf("pt-BR") != ScriptLatin {
 		t.Errorf("ScriptOf: zh-TW %s, uk %s, pt-BR %s", ScriptOf("zh-TW"), ScriptOf("uk"), ScriptOf("pt-BR"))
+	}
+}
+
+// TestLocalesIn: a request holds the plugin's English framing and the
+// query's language; a paragraph too short to be sure of adds nothing.
+func TestLocalesIn(t *testing.T) {
+	for _, c := range []struct {
+		text string
+		want []string
+	}{
+		{"File: calc.py\nLanguage: python\n\n这个函数在空列表上返回什么？请解释原因。", []string{"en", "zh"}},
+		{"Explain what this function does with an empty list.\n\n这个函数在空列表上返回什么？请解释原因。", []string{"en", "zh"}},
+		{"File: calc.py\n\n这个函数在空列表上返回什么？请解释原因。", []string{"zh"}},
+		{"Explain.", nil},
+		{"```go\n// 中文注释在代码里\nfunc f() {}\n```\nWhat does this function return?", []string{"en"}},
+	} {
+		if got := LocalesIn(c.text); !slices.Equal(got, c.want) {
+			t.Errorf("LocalesIn(%q) = %q, want %q", c.text, got, c.want)
+		}
 	}
 }
