@@ -307,6 +307,10 @@ func runExport(ctx context.Context, x *nodeRun) error {
 	if x.env.Drive.Redact != nil {
 		opt.Secrets = x.env.Drive.Redact.Detector()
 	}
+	// A run's sft.jsonl is written even when it holds no record; the
+	// dataset node is where a run that kept nothing fails (unless its
+	// allow_empty), with the reasons.
+	opt.AllowEmpty = true
 	x.result, err = sft.ExportFiles(ctx, x.in["dialogues"].Path, x.out["sft"].Path, opt)
 	return err
 }

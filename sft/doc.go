@@ -35,8 +35,10 @@
 // OpenAI fine-tuning unchanged when metadata is not inline. FormatShareGPT
 // writes {"conversations":[{"from":"system"|"human"|"gpt","value"},...]}
 // (a leading "system" entry, as LLaMA-Factory and Axolotl read it).
-// Metadata (id, config id, intent, language, locale, difficulty, per-turn
-// scores, deductions and models of the chosen answers) goes inline under
+// Metadata (id, config id, intent, language, locale, difficulty, who
+// wrote the first query, whether the offline stand-in answered, per-turn
+// scores, deductions, models of the chosen answers and how the judge
+// scored them) goes inline under
 // "metadata", into a sidecar JSONL file with one line per record (its
 // "line" number and "id"), or nowhere.
 //
@@ -49,7 +51,10 @@
 // counted under Summary.Skipped["secret"] and, per rule, SecretRules.
 //
 // Records of the offline stand-in responder are refused (counted, not
-// written) unless Options.AllowOffline. Output is deterministic — records
+// written) unless Options.AllowOffline; the Summary's Provenance counts
+// those written, and its Keep is the keep rate (dialog.KeepRate). An
+// export that writes no record fails with ErrEmpty unless
+// Options.AllowEmpty. Output is deterministic — records
 // sorted by id, each id at most once (a later line of the input
 // supersedes an earlier one with the same config id) — so exporting twice
 // gives byte-identical files; ExportFiles writes through a temporary file

@@ -48,7 +48,14 @@ type Options struct {
 	// them (Summary.Skipped["too_long"]).
 	MaxTokens int
 	Tokens    TokenCounter `json:"-"`
+	// AllowEmpty lets ExportFiles write files with no record; without it
+	// an export that keeps nothing fails with ErrEmpty and writes nothing.
+	AllowEmpty bool
 }
+
+// ErrEmpty means an export kept no record; the Summary returned with it
+// says why.
+var ErrEmpty = errors.New("no record to write")
 
 // TokenCounter counts the tokens of a record's messages; the dataset
 // package's Tokenizer is one.
@@ -100,6 +107,12 @@ type Summary struct {
 	// SecretRules counts, per rule, the samples the safety net dropped
 	// (a sample found by two rules counts under both).
 	SecretRules map[string]int `json:"secret_rules,omitempty"`
+	// Keep is the keep rate of the dialogues read (dialog.KeepRate: the
+	// turns and dialogues the judge's scores keep, before the safety net
+	// and the token limit).
+	Keep dialog.KeepRate `json:"keep"`
+	// Provenance describes the records written.
+	Provenance dialog.Provenance `json:"provenance"`
 }
 
 // Export reads dialogues (JSONL of dialog.Dialogue) from in and writes one
@@ -138,7 +151,7 @@ func Select(in io.Reader, name string, opt Options) ([]Sample, Summary, error) {
 	if err != nil {
 		return nil, Summary{}, err
 	}
-	sum := Summary{Skipped: map[string]int{}, SecretRules: map[string]int{}}
+	sum := Summary{Skipped: map[string]int{}, SecretRules: map[string]int{}, Provenance: dialog.NewProvenance()}
 	byID, err := readDialogues(in, name, &sum)
 	if err != nil {
 		return nil, sum, err
@@ -151,6 +164,7 @@ func Select(in io.Reader, name string, opt Options) ([]Sample, Summary, error) {
 	var samples []Sample
 	for _, id := range ids {
 		s, skip := selectTurns(byID[id], opt)
+		sum.Keep.Add(len(byID[id].Turns), len(s.Meta.Turns))
 		if skip != "" {
 			sum.Skipped[skip]++
 			continue
@@ -171,6 +185,7 @@ func Select(in io.Reader, name string, opt Options) ([]Sample, Summary, error) {
 		}
 		sum.Records++
 		sum.Turns += len(s.Meta.Turns)
+		sum.Provenance.Merge(s.Provenance)
 		samples = append(samples, s)
 	}
 	return samples, sum, nil
@@ -212,7 +227,8 @@ func SidecarPath(out string) string {
 }
 
 // ExportFiles exports the dialogues file inPath to outPath (and its
-// SidecarPath with MetaSidecar). Each file is written to a temporary file
+// SidecarPath with MetaSidecar); with no record to write and no
+// AllowEmpty, it fails with ErrEmpty and writes nothing. Each file is written to a temporary file
 // and renamed into place, so a failed export leaves the old files intact.
 // Cancelling ctx stops the reading at once, and nothing is written.
 func ExportFiles(ctx context.Context, inPath, outPath string, opt Options) (Summary, error) {
@@ -235,6 +251,10 @@ func ExportFiles(ctx context.Context, inPath, outPath string, opt Options) (Summ
 			return sum, fmt.Errorf("export: %w", err) // it names the file
 		}
 		return sum, fmt.Errorf("export %s: %w", inPath, err)
+	}
+	if sum.Records == 0 && !opt.AllowEmpty {
+		return sum, fmt.Errorf("export %s: %w (%d dialogues read; skipped: %s); --allow-empty writes an empty file", inPath, ErrEmpty,
+			sum.Dialogues, dialog.Counts(sum.Skipped))
 	}
 	if err := runfiles.WriteAtomic(outPath, out.Bytes()); err != nil {
 		return sum, err

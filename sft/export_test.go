@@ -81,6 +81,56 @@ func TestExportSummary(t *testing.T) {
 	}
 }
 
+// TestExportProvenance: the keep rate counts the latest record of each of
+// the 10 config ids and their 13 turns; the provenance, the 5 records
+// written and how each kept answer was judged.
+func TestExportProvenance(t *testing.T) {
+	var d bytes.Buffer
+	for _, x := range fixture(t) {
+		_ = writeJSONLine(&d, x)
+	}
+	var out, meta bytes.Buffer
+	sum, err := Export(&d, &out, &meta, DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantKeep := dialog.KeepRate{Turns: 13, KeptTurns: 6, TurnRate: 0.4615, Dialogues: 10, KeptDialogues: 5, DialogueRate: 0.5}
+	if sum.Keep != wantKeep {
+		t.Errorf("keep %+v, want %+v", sum.Keep, wantKeep)
+	}
+	p := sum.Provenance
+	if p.Dialogues != 5 || p.Turns != 6 || p.OfflineDialogues != 0 || p.OfflineTurns != 0 {
+		t.Errorf("provenance counts %+v", p)
+	}
+	for name, c := range map[string]struct{ got, want map[string]int }{
+		"judge modes":   {p.JudgeModes, map[string]int{dialog.JudgeLLM: 4, dialog.JudgeRulesOnly: 1, dialog.JudgeError: 1}},
+		"judge models":  {p.JudgeModels, map[string]int{"judge-model": 4}},
+		"query sources": {p.QuerySources, map[string]int{dialog.QuerySourceLLM: 1, dialog.QuerySourceTemplate: 4}},
+		"answer models": {p.AnswerModels, map[string]int{"model-a": 6}},
+		"pool models":   {p.PoolModels, map[string]int{"model-a": 6, "model-b": 6}},
+	} {
+		if !maps.Equal(c.got, c.want) {
+			t.Errorf("%s %v, want %v", name, c.got, c.want)
+		}
+	}
+	if p.LLMJudged() {
+		t.Error("two kept turns were scored by the rules alone, yet LLMJudged is true")
+	}
+	// With the offline record exported, it is counted as such.
+	d.Reset()
+	for _, x := range fixture(t) {
+		_ = writeJSONLine(&d, x)
+	}
+	opt := DefaultOptions()
+	opt.AllowOffline, opt.MinScore = true, 0
+	if sum, err = Export(&d, &out, &meta, opt); err != nil {
+		t.Fatal(err)
+	}
+	if p := sum.Provenance; p.OfflineDialogues != 1 || p.OfflineTurns != 1 || p.JudgeModes[dialog.JudgeNone] != 1 {
+		t.Errorf("with the offline record: %+v", p)
+	}
+}
+
 // TestUserMessagesExact checks that every message of a record is exactly
 // what the plugin sent (or the answer it was shown), and that the records
 // stay loadable by OpenAI fine-tuning: only "messages", each with only a

@@ -49,7 +49,10 @@ type turn struct {
 	// shownRank2 makes the shown answer rank 2 (as after a re-judge).
 	shownRank2 bool
 	rulesOnly  bool
-	err        string
+	// judgeErr makes the shown answer's verdict a rules-only fallback
+	// after the judge model failed.
+	judgeErr string
+	err      string
 	// history overrides the history the plugin sent (nil: the kept turns).
 	history []dialog.Message
 }
@@ -58,7 +61,8 @@ func build(tb testing.TB, id, intent, lang, locale string, turns ...turn) dialog
 	tb.Helper()
 	d := dialog.Dialogue{
 		ConfigID: id, Status: dialog.StatusOK, Session: "sess-" + id,
-		Config:    dialog.ChatConfig{ID: id, Repo: "examples/sample-repo", Language: lang, Intent: intent, Locale: locale, Difficulty: "medium"},
+		Config: dialog.ChatConfig{ID: id, Repo: "examples/sample-repo", Language: lang, Intent: intent, Locale: locale, Difficulty: "medium",
+			QuerySource: dialog.QuerySourceTemplate},
 		StartedAt: time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC),
 	}
 	var history []dialog.Message
@@ -76,8 +80,11 @@ func build(tb testing.TB, id, intent, lang, locale string, turns ...turn) dialog
 			},
 			Received: d.StartedAt.Add(time.Duration(i) * time.Minute),
 		}
-		shown := dialog.Verdict{Candidate: 0, LLMScore: int(t.score), Score: t.score, Rank: 1, RulesOnly: t.rulesOnly}
-		rival := dialog.Verdict{Candidate: 1, LLMScore: int(t.rival), Score: t.rival, Rank: 2}
+		shown := dialog.Verdict{Candidate: 0, LLMScore: int(t.score), Score: t.score, Rank: 1, RulesOnly: t.rulesOnly, JudgeModel: "judge-model"}
+		rival := dialog.Verdict{Candidate: 1, LLMScore: int(t.rival), Score: t.rival, Rank: 2, JudgeModel: "judge-model"}
+		if t.rulesOnly || t.judgeErr != "" {
+			shown.LLMScore, shown.JudgeModel, shown.RulesOnly, shown.JudgeError = 0, "", true, t.judgeErr
+		}
 		if t.score < 5 && t.score > 0 {
 			shown.LLMScore = 5
 			shown.Deductions = []dialog.Deduction{{Rule: "missing_code_block", Weight: 5 - t.score, Reason: "intent needs code but the answer has no code block"}}
@@ -108,13 +115,15 @@ func fixture(tb testing.TB) []dialog.Dialogue {
 	offline.Turns[0].Candidates, offline.Turns[0].Verdicts = nil, nil
 	failed := build(tb, "d05-failed", "fix", "go", "en", turn{user: u("Fix it."), answer: "Fixed.", score: 5})
 	failed.Status, failed.Error, failed.FailedStep = dialog.StatusFailed, "answer never finished streaming", "wait_answer"
+	multi := build(tb, "d01-multi", "explain", "go", "en",
+		turn{user: u("What does this do?"), answer: a1, score: 5, rival: 4},
+		turn{user: "Does it work for a nil slice?", answer: a2, score: 5, rival: 5},
+		turn{user: "Make it generic.", answer: "Use generics.", score: 3, rival: 4},
+	)
+	multi.Config.QuerySource = dialog.QuerySourceLLM
 	return []dialog.Dialogue{
 		build(tb, "d06-dup", "explain", "go", "en", turn{user: u("Explain."), answer: "Sums the numbers.", score: 3, rival: 2}),
-		build(tb, "d01-multi", "explain", "go", "en",
-			turn{user: u("What does this do?"), answer: a1, score: 5, rival: 4},
-			turn{user: "Does it work for a nil slice?", answer: a2, score: 5, rival: 5},
-			turn{user: "Make it generic.", answer: "Use generics.", score: 3, rival: 4},
-		),
+		multi,
 		build(tb, "d02-zh", "generate", "go", "zh", turn{
 			user:   userMsg("mathx/sum.go", "go", goCode, "写一个函数，返回切片中所有 x < 10 && x > 0 的元素之和。"),
 			answer: "可以这样写：\n\n```go\nfunc SumSmall(xs []int) int {\n\ttotal := 0\n\tfor _, x := range xs {\n\t\tif x < 10 && x > 0 {\n\t\t\ttotal += x\n\t\t}\n\t}\n\treturn total\n}\n```",
@@ -129,7 +138,8 @@ func fixture(tb testing.TB) []dialog.Dialogue {
 			turn{user: "And for negatives?", answer: "Negatives are added like any other number.", score: 5, rival: 4,
 				history: []dialog.Message{{Role: "user", Content: u("Explain.")}, {Role: "assistant", Content: "It sums xs."}}},
 		),
-		build(tb, "d08-rejudged", "explain", "go", "en", turn{user: u("Explain briefly."), answer: "Returns the total of xs.", score: 5, rival: 5, shownRank2: true}),
+		build(tb, "d08-rejudged", "explain", "go", "en", turn{user: u("Explain briefly."), answer: "Returns the total of xs.", score: 5, rival: 5, shownRank2: true,
+			judgeErr: "judge model: 429 Too Many Requests"}),
 		build(tb, "d09-unparseable", "explain", "go", "en", turn{user: u("Explain."), answer: "Sums.", score: 0, rival: 4}),
 		build(tb, "d10-error", "explain", "go", "en", turn{user: u("Explain."), answer: "", score: 5, err: "responder pool: no pool member answered"}),
 	}

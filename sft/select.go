@@ -20,42 +20,49 @@ const (
 	SkipTooLong    = "too_long"        // more tokens than Options.MaxTokens
 )
 
-// TurnMeta describes one kept turn's chosen answer.
+// TurnMeta describes one kept turn's chosen answer and how it was judged:
+// JudgeMode is dialog.JudgeLLM when a judge model (JudgeModel) scored it,
+// dialog.JudgeRulesOnly or dialog.JudgeError when only the rule
+// deductions did (the score is then 5 minus them), dialog.JudgeNone when
+// nothing did.
 type TurnMeta struct {
 	Score      float64            `json:"score"`
 	Model      string             `json:"model"`
 	Member     string             `json:"member"`
 	RulesOnly  bool               `json:"rules_only"`
+	JudgeMode  string             `json:"judge_mode"`
+	JudgeModel string             `json:"judge_model"`
 	Deductions []dialog.Deduction `json:"deductions"`
 }
 
 // Metadata describes one record. Every key is written on every line (an
 // empty string when unknown), so a file has one key set.
 type Metadata struct {
-	ID         string     `json:"id"`
-	ConfigID   string     `json:"config_id"`
-	Intent     string     `json:"intent"`
-	Language   string     `json:"language"`
-	Locale     string     `json:"locale"`
-	Difficulty string     `json:"difficulty"`
-	Offline    bool       `json:"offline"`
-	Turns      []TurnMeta `json:"turns"`
+	ID         string `json:"id"`
+	ConfigID   string `json:"config_id"`
+	Intent     string `json:"intent"`
+	Language   string `json:"language"`
+	Locale     string `json:"locale"`
+	Difficulty string `json:"difficulty"`
+	// QuerySource says who wrote the first query: a model, a template or
+	// a plugin command (dialog.QuerySource*).
+	QuerySource string     `json:"query_source"`
+	Offline     bool       `json:"offline"`
+	Turns       []TurnMeta `json:"turns"`
 }
 
 // Sample is what one dialogue contributes to an export: the conversation
-// to train on and its metadata.
+// to train on, its metadata and the provenance of its kept turns.
 type Sample struct {
-	Messages []dialog.Message
-	Meta     Metadata
-	cut      bool // the history check ended it early
+	Messages   []dialog.Message
+	Meta       Metadata
+	Provenance dialog.Provenance
+	cut        bool // the history check ended it early
 }
 
 // selectTurns works out a dialogue's sample, or why it has none.
 func selectTurns(d dialog.Dialogue, opt Options) (Sample, string) {
-	offline := d.Offline
-	for _, t := range d.Turns {
-		offline = offline || t.Offline
-	}
+	offline := d.IsOffline()
 	switch {
 	case d.Status != dialog.StatusOK:
 		return Sample{}, SkipFailed
@@ -66,7 +73,7 @@ func selectTurns(d dialog.Dialogue, opt Options) (Sample, string) {
 	}
 	s := Sample{Meta: Metadata{
 		ID: d.ConfigID, ConfigID: d.ConfigID, Intent: d.Config.Intent, Language: d.Config.Language,
-		Locale: d.Config.Locale, Difficulty: d.Config.Difficulty, Offline: offline,
+		Locale: d.Config.Locale, Difficulty: d.Config.Difficulty, QuerySource: d.Config.QuerySource, Offline: offline,
 	}}
 	var history []dialog.Message // user and assistant messages of the kept turns
 	var last dialog.ChatRequest
@@ -98,6 +105,7 @@ func selectTurns(d dialog.Dialogue, opt Options) (Sample, string) {
 		s.Meta.Turns = append(s.Meta.Turns, tm)
 	}
 	s.Messages = append(slices.Clone(last.Messages), dialog.Message{Role: "assistant", Content: d.Turns[len(s.Meta.Turns)-1].Answer})
+	s.Provenance.Add(d, len(s.Meta.Turns))
 	return s, ""
 }
 
@@ -119,26 +127,17 @@ func continues(req dialog.ChatRequest, history []dialog.Message) bool {
 	return len(conv) == len(history)+1 && conv[len(conv)-1].Role == "user" && slices.Equal(conv[:len(history)], history)
 }
 
-// chosen describes the verdict on the answer the plugin was shown: the
-// best-ranked verdict among the candidates whose text is the answer. With
-// no such verdict the score is 0.
+// chosen describes the verdict on the answer the plugin was shown
+// (dialog.Exchange.ShownVerdict). With no such verdict the score is 0.
 func chosen(ex dialog.Exchange) TurnMeta {
-	tm := TurnMeta{Model: ex.Model, Deductions: []dialog.Deduction{}}
-	var best *dialog.Verdict
-	for i := range ex.Verdicts {
-		v := &ex.Verdicts[i]
-		if v.Candidate < 0 || v.Candidate >= len(ex.Candidates) || ex.Candidates[v.Candidate].Text != ex.Answer {
-			continue
-		}
-		if best == nil || v.Rank < best.Rank {
-			best = v
-		}
-	}
-	if best == nil {
+	tm := TurnMeta{Model: ex.Model, JudgeMode: dialog.JudgeNone, Deductions: []dialog.Deduction{}}
+	best, ok := ex.ShownVerdict()
+	if !ok {
 		return tm
 	}
 	c := ex.Candidates[best.Candidate]
 	tm.Score, tm.Member, tm.RulesOnly = best.Score, c.Member, best.RulesOnly
+	tm.JudgeMode, tm.JudgeModel = best.Mode(), best.JudgeModel
 	if c.Model != "" {
 		tm.Model = c.Model
 	}
