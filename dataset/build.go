@@ -33,8 +33,12 @@ type Options struct {
 	// Name prefixes the LLaMA-Factory dataset names (NAME_train,
 	// NAME_validation) and titles the card.
 	Name string
-	// License is the card's license field (a Hub license id, or "other").
-	License string
+	// License is the card's license (unknown by default: dialogfarm cannot
+	// know the terms of the repositories' code and the models' answers).
+	License License
+	// AllowEmpty writes a folder with no record (a card that says so, and
+	// why) instead of failing with ErrEmpty.
+	AllowEmpty bool
 	// Run describes where the data came from, for the card.
 	Run RunInfo
 	// Progress, when set, is called as records pass the gates.
@@ -47,7 +51,7 @@ type Options struct {
 func DefaultOptions() Options {
 	return Options{
 		Export: sft.DefaultOptions(), Split: 0.95, Tokenizer: "o200k_base", MaxTokens: 16385,
-		Dedup: DefaultDedup(), Name: "dialogfarm", License: "other",
+		Dedup: DefaultDedup(), Name: "dialogfarm", License: License{ID: LicenseUnknown},
 	}
 }
 
@@ -65,8 +69,13 @@ func (o Options) Validate() error {
 	if o.Name == "" {
 		return errors.New("dataset name is empty")
 	}
-	return nil
+	lic := o.License
+	return lic.Check()
 }
+
+// ErrEmpty means no record passed the selection and the gates; the Stats
+// returned with it say why (skipped and dropped, by reason).
+var ErrEmpty = errors.New("no record to write")
 
 // Files in a dataset folder.
 const (
@@ -99,6 +108,7 @@ func build(ctx context.Context, in io.Reader, name, dir string, opt Options) (St
 	if err := opt.Validate(); err != nil {
 		return Stats{}, err
 	}
+	_ = opt.License.Check() // the Hub's spelling of the id; Validate checked it
 	tok, err := NewTokenizer(opt.Tokenizer)
 	if err != nil {
 		return Stats{}, err
@@ -111,11 +121,14 @@ func build(ctx context.Context, in io.Reader, name, dir string, opt Options) (St
 	if err != nil {
 		return st, err
 	}
-	splits := assignSplits(ids(kept), opt.Split, opt.Seed)
+	if len(kept) == 0 && !opt.AllowEmpty {
+		st.finish(kept)
+		return st, fmt.Errorf("%w: %s; --allow-empty writes a folder that says so", ErrEmpty, st.emptyReason())
+	}
 	files := map[string][]byte{}
 	bySplit := map[string][]*sample{}
 	for _, s := range kept {
-		s.split = splits[s.Meta.ID]
+		s.split = splitOf(s.Meta.ID, opt.Split, opt.Seed)
 		bySplit[s.split] = append(bySplit[s.split], s)
 	}
 	for _, split := range []string{SplitTrain, SplitValidation} {
@@ -137,16 +150,18 @@ func build(ctx context.Context, in io.Reader, name, dir string, opt Options) (St
 		}
 	}
 	st.finish(kept)
-	info, err := llamaFactoryInfo(opt, st)
-	if err != nil {
-		return st, err
+	if len(kept) > 0 {
+		info, err := llamaFactoryInfo(opt, st)
+		if err != nil {
+			return st, err
+		}
+		files[InfoFile] = info
 	}
-	files[InfoFile] = info
 	if files[StatsFile], err = json.MarshalIndent(st, "", "  "); err != nil {
 		return st, fmt.Errorf("encode stats: %w", err)
 	}
 	files[StatsFile] = append(files[StatsFile], '\n')
-	if files[CardFile], err = card(opt, st, kept); err != nil {
+	if files[CardFile], err = card(opt, st); err != nil {
 		return st, err
 	}
 	if err := ctx.Err(); err != nil {
@@ -219,14 +234,6 @@ func gate(ctx context.Context, samples []*sample, tok *Tokenizer, opt Options, s
 		kept = append(kept, s)
 	}
 	return kept, nil
-}
-
-func ids(samples []*sample) []string {
-	out := make([]string, len(samples))
-	for i, s := range samples {
-		out[i] = s.Meta.ID
-	}
-	return out
 }
 
 // folderFiles are every file a dataset folder may hold; those not written

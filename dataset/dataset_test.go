@@ -142,7 +142,7 @@ func TestCardFrontMatter(t *testing.T) {
 		if err := dec.Decode(&meta); err != nil {
 			t.Fatalf("%s: front-matter is not YAML: %v", name, err)
 		}
-		if meta.License != "other" || !slices.Equal(meta.TaskCategories, []string{"text-generation"}) ||
+		if meta.License != LicenseUnknown || !slices.Equal(meta.TaskCategories, []string{"text-generation"}) ||
 			!slices.Equal(meta.SizeCategories, []string{"n<1K"}) || !slices.Equal(meta.Language, []string{"de", "en", "zh"}) {
 			t.Errorf("%s: card metadata %+v", name, meta)
 		}
@@ -158,7 +158,7 @@ func TestCardFrontMatter(t *testing.T) {
 				t.Errorf("%s: data file %s: %v", name, f.Path, err)
 			}
 		}
-		for _, key := range []string{"profile", "profile_hash", "judge_rubric_version", "redactions", "records", "keep_rate", "dropped", "skipped", "splits"} {
+		for _, key := range []string{"version", "profile", "profile_hash", "judge_rubric_version", "redactions", "records", "keep", "provenance", "warnings", "dropped", "skipped", "splits"} {
 			if _, ok := meta.Dialogfarm[key]; !ok {
 				t.Errorf("%s: front-matter dialogfarm has no %s", name, key)
 			}
@@ -241,37 +241,6 @@ func TestDedupTexts(t *testing.T) {
 	opt.Near = 0.999
 	if drop := dedup(samples, opt); drop[1] != "" {
 		t.Errorf("at threshold 0.999 b is %q; it differs in one word", drop[1])
-	}
-}
-
-func TestSplitDeterministic(t *testing.T) {
-	var ids []string
-	for i := range 40 {
-		ids = append(ids, fmt.Sprintf("cfg-%03d", i))
-	}
-	a := assignSplits(ids, 0.9, 1)
-	rev := slices.Clone(ids)
-	slices.Reverse(rev)
-	if b := assignSplits(rev, 0.9, 1); fmt.Sprint(a) != fmt.Sprint(b) {
-		t.Error("the same ids and seed in another order gave another split")
-	}
-	if c := assignSplits(ids, 0.9, 2); fmt.Sprint(a) == fmt.Sprint(c) {
-		t.Error("seeds 1 and 2 gave the same split of 40 ids")
-	}
-	n := 0
-	for _, s := range a {
-		if s == SplitValidation {
-			n++
-		}
-	}
-	if n != 4 || len(a) != 40 {
-		t.Errorf("%d validation of %d, want 4 of 40", n, len(a))
-	}
-	if all := assignSplits(ids, 1, 1); slices.Contains(slices.Collect(mapsValues(all)), SplitValidation) {
-		t.Error("--split 1 put a record in validation")
-	}
-	if one := assignSplits([]string{"x", "y"}, 0.95, 1); one["x"] == one["y"] {
-		t.Error("two records with split 0.95 should give one validation record")
 	}
 }
 

@@ -42,8 +42,24 @@
 // # Split
 //
 // Records are split by dialogue (a record is one dialogue, so a dialogue is
-// never in both files): the ids are sorted, shuffled with a PCG source
-// seeded by Options.Seed, and the first n − round(n·Split) go to
-// validation (at least one when Split < 1 and there are two or more
-// records). The same records and seed give the same split.
+// never in both files), each by a hash of the seed and its id alone
+// (splitOf): train when the hash, as a number in [0, 1), is below
+// Options.Split. So a dialogue keeps its split whatever the minimum score,
+// the gates, a re-export or dialogues added to the run later; the share in
+// train is Options.Split on average, and a small folder may have an empty
+// validation split (a warning says so).
+//
+// # What the card says
+//
+// Each sentence of the card is true of the records it describes: a banner
+// first when any holds the offline stand-in's placeholders; "scored at
+// least N by a judge model" only when a judge model scored every kept
+// turn, else how many the rules alone scored; the provenance (dialogfarm's
+// version, profile, rubric, models of answers, pool and judge, judge
+// modes, query sources, redaction totals); the keep rate as dialog.KeepRate
+// defines it for every report; the natural languages detected in the
+// records' text (not the locales their configs asked for); the warnings a
+// consumer must know (a split under a consumer's minimum); the license in
+// the Hub's terms. A folder with no record is ErrEmpty unless AllowEmpty,
+// and then its card lists no data files and offers nothing to load.
 package dataset

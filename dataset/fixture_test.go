@@ -35,11 +35,12 @@ func planted(tb testing.TB, id, intent, lang, locale string, msgs []dialog.Messa
 	}
 	return dialog.Dialogue{
 		ConfigID: id, Status: dialog.StatusOK, Session: "sess-" + id,
-		Config: dialog.ChatConfig{ID: id, Repo: "examples/sample-repo", Language: lang, Intent: intent, Locale: locale, Difficulty: "easy"},
+		Config: dialog.ChatConfig{ID: id, Repo: "examples/sample-repo", Language: lang, Intent: intent, Locale: locale, Difficulty: "easy",
+			QuerySource: dialog.QuerySourceLLM},
 		Turns: []dialog.Turn{{Query: user, Shown: answer, Exchange: dialog.Exchange{
 			Session: "sess-" + id, Seq: 1, Request: body, Answer: answer, Responder: "pool", Model: "model-a",
 			Candidates: []dialog.Candidate{{Member: "a", Model: "model-a", Text: answer}},
-			Verdicts:   []dialog.Verdict{{Candidate: 0, LLMScore: 5, Score: 5, Rank: 1}},
+			Verdicts:   []dialog.Verdict{{Candidate: 0, LLMScore: 5, Score: 5, Rank: 1, JudgeModel: "judge-model"}},
 		}}},
 	}
 }
@@ -121,7 +122,7 @@ func testOptions(format, meta string) Options {
 	opt := DefaultOptions()
 	opt.Export.Format, opt.Export.Meta = format, meta
 	opt.Seed, opt.MaxTokens, opt.Split = 7, 2000, 0.8
-	opt.Run = RunInfo{Profile: "default", ProfileHash: "sha256:0123456789ab", RubricVersion: "sha256:ba9876543210",
+	opt.Run = RunInfo{Version: "v0.0.0-test", Profile: "default", ProfileHash: "sha256:0123456789ab", RubricVersion: "sha256:ba9876543210",
 		Redactions: map[string]any{"aws-access-token": 2, "generic-api-key": 1}}
 	return opt
 }

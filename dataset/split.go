@@ -1,9 +1,8 @@
 package dataset
 
 import (
-	"math"
-	"math/rand/v2"
-	"slices"
+	"crypto/sha256"
+	"encoding/binary"
 )
 
 // Split names.
@@ -12,25 +11,21 @@ const (
 	SplitValidation = "validation"
 )
 
-// assignSplits maps each id to a split: train gets round(n·share) of them,
-// validation the rest (at least one when share < 1 and there are two or
-// more ids). The same ids and seed always give the same assignment,
-// whatever order the ids come in.
-func assignSplits(ids []string, share float64, seed int64) map[string]string {
-	sorted := slices.Sorted(slices.Values(ids))
-	rng := rand.New(rand.NewPCG(uint64(seed), 0x646174617365742e)) // "dataset."
-	rng.Shuffle(len(sorted), func(i, j int) { sorted[i], sorted[j] = sorted[j], sorted[i] })
-	nVal := len(sorted) - int(math.Round(float64(len(sorted))*share))
-	if share < 1 && nVal == 0 && len(sorted) >= 2 {
-		nVal = 1
+// splitOf is the split of the dialogue id: train when a seeded hash of the
+// id, read as a number in [0, 1), is below share, else validation. It
+// depends on the id and the seed alone — not on which other records an
+// export keeps — so a dialogue stays in its split whatever the minimum
+// score, the gates or the dialogues added to the run later.
+func splitOf(id string, share float64, seed int64) string {
+	h := sha256.New()
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], uint64(seed))
+	h.Write(b[:])
+	h.Write([]byte(id))
+	sum := h.Sum(nil)
+	u := float64(binary.BigEndian.Uint64(sum[:8])>>11) / (1 << 53)
+	if u < share {
+		return SplitTrain
 	}
-	nVal = min(nVal, len(sorted))
-	out := make(map[string]string, len(sorted))
-	for i, id := range sorted {
-		out[id] = SplitTrain
-		if i < nVal {
-			out[id] = SplitValidation
-		}
-	}
-	return out
+	return SplitValidation
 }

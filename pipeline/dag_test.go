@@ -132,8 +132,9 @@ func TestRunDefault(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Split 0.5 by a hash of each id: these 4 ids give 1 train, 3 validation.
 	if res.Drive.Skipped != n || res.Drive.OK != 0 || res.Export.Records != n/2 || res.Dataset.Records != n/2 ||
-		res.Dataset.Splits[dataset.SplitValidation] != n/4 {
+		res.Dataset.Splits[dataset.SplitValidation] != 3 || res.Dataset.Splits[dataset.SplitTrain] != 1 {
 		t.Errorf("results: drive %+v, export %d records, dataset %d records %v", res.Drive, res.Export.Records, res.Dataset.Records, res.Dataset.Splits)
 	}
 	card, _ := os.ReadFile(filepath.Join(runB, DatasetDir, "README.md"))

@@ -35,7 +35,10 @@ func datasetOperator() *Operator {
 			"dedup_exact":   boolean("drop exact duplicates", def.Dedup.Exact),
 			"dedup_near":    number("drop near duplicates at or above this Jaccard similarity (0: off)", 0, 1, def.Dedup.Near),
 			"name":          str("dataset name (card title, LLaMA-Factory entries NAME_train, NAME_validation)", def.Name),
-			"license":       str("license field of the dataset card", def.License),
+			"license":       str("license of the dataset card: a Hugging Face Hub license id (an SPDX id such as mit), unknown, or other with license_name and license_link", def.License.ID),
+			"license_name":  str("name of the license when license is other", ""),
+			"license_link":  str("link to the license's text when license is other", ""),
+			"allow_empty":   boolean("write a folder that says it is empty when no record is kept, instead of failing", false),
 		}),
 		NeedsFields: map[string][]string{"dialogues": {"score"}},
 		fields: func(map[string][]string, map[string]any) map[string][]string {
@@ -59,6 +62,9 @@ func runDataset(ctx context.Context, x *nodeRun) error {
 		DedupNear    float64 `json:"dedup_near"`
 		Name         string  `json:"name"`
 		License      string  `json:"license"`
+		LicenseName  string  `json:"license_name"`
+		LicenseLink  string  `json:"license_link"`
+		AllowEmpty   bool    `json:"allow_empty"`
 	}
 	if err := x.decode(&p); err != nil {
 		return err
@@ -73,7 +79,8 @@ func runDataset(ctx context.Context, x *nodeRun) error {
 	}
 	opt := dataset.DefaultOptions()
 	opt.Split, opt.Tokenizer, opt.MaxTokens = p.Split, p.Tokenizer, p.MaxTokens
-	opt.Dedup.Exact, opt.Dedup.Near, opt.Name, opt.License = p.DedupExact, p.DedupNear, p.Name, p.License
+	opt.Dedup.Exact, opt.Dedup.Near, opt.Name, opt.AllowEmpty = p.DedupExact, p.DedupNear, p.Name, p.AllowEmpty
+	opt.License = dataset.License{ID: p.License, Name: p.LicenseName, Link: p.LicenseLink}
 	opt.Run.RubricVersion = judge.RubricVersion(x.env.Rubrics)
 	switch plan, ok := x.in["plan"]; {
 	case p.Seed != nil:

@@ -45,7 +45,13 @@ func DefaultSpec(o DefaultOptions) *Spec {
 	ds := export()
 	if d := o.Dataset; d.Name != "" {
 		ds["split"], ds["tokenizer"], ds["max_tokens"] = d.Split, d.Tokenizer, d.MaxTokens
-		ds["dedup_exact"], ds["dedup_near"], ds["name"], ds["license"] = d.Dedup.Exact, d.Dedup.Near, d.Name, d.License
+		ds["dedup_exact"], ds["dedup_near"], ds["name"], ds["license"] = d.Dedup.Exact, d.Dedup.Near, d.Name, d.License.ID
+		if d.License.Name != "" || d.License.Link != "" {
+			ds["license_name"], ds["license_link"] = d.License.Name, d.License.Link
+		}
+		if d.AllowEmpty {
+			ds["allow_empty"] = true
+		}
 	}
 	s := &Spec{APIVersion: APIVersion, Kind: Kind, Name: "default", Nodes: []Node{
 		{ID: "profile", Op: "profile", Params: map[string]any{"name": o.Profile}},

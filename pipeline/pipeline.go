@@ -37,6 +37,7 @@ import (
 	"dialogfarm/dataset"
 	"dialogfarm/dialog"
 	"dialogfarm/driver"
+	"dialogfarm/internal/buildinfo"
 	"dialogfarm/internal/runfiles"
 	"dialogfarm/profiles"
 	"dialogfarm/sft"
@@ -242,7 +243,7 @@ func writeDataset(ctx context.Context, cfg stageConfig, dialoguesPath, dir strin
 	if cfg.Profile != nil {
 		ri.Profile, ri.ProfileHash = cfg.ProfileName, cfg.Profile.Hash()
 	}
-	ri.RubricVersion = opt.Run.RubricVersion
+	ri.RubricVersion, ri.Version = opt.Run.RubricVersion, buildinfo.Version()
 	opt.Export, opt.Run = cfg.Export, ri
 	return dataset.BuildFiles(ctx, dialoguesPath, dir, opt)
 }

@@ -106,6 +106,8 @@ func TestEveryHostPathParamIsConfined(t *testing.T) {
 		"analyze.name": true, "drive.plugin": true, "judge.endpoint": true, "export.format": true, "export.meta": true,
 		"report.cells": true, "filter.field": true, "filter.values": true, "dedup.key": true, "dataset.format": true,
 		"dataset.meta": true, "dataset.tokenizer": true, "dataset.name": true, "dataset.license": true,
+		// written into the card as they are, never opened
+		"dataset.license_name": true, "dataset.license_link": true,
 	}
 	for _, op := range NewRegistry().List() {
 		for name, s := range op.Params.Properties {

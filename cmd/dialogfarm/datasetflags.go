@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
 
@@ -22,7 +23,10 @@ func addDatasetFlags(cmd *cobra.Command) {
 	f.Bool("dedup-exact", def.Dedup.Exact, "drop records whose user and assistant text repeats an earlier record's")
 	f.Float64("dedup-near", def.Dedup.Near, "drop records at or above this estimated Jaccard similarity to a kept record (MinHash/LSH; 0: off)")
 	f.String("dataset-name", def.Name, "dataset name: the card's title and the LLaMA-Factory entries NAME_train, NAME_validation")
-	f.String("dataset-license", def.License, "license field of the dataset card (a Hugging Face license id, or other)")
+	f.String("dataset-license", def.License.ID, "license of the dataset card: a Hugging Face Hub license id (an SPDX id such as MIT or Apache-2.0), unknown, or other with --dataset-license-name and --dataset-license-link")
+	f.String("dataset-license-name", "", "name of the license when --dataset-license is other (e.g. acme-data-1.0)")
+	f.String("dataset-license-link", "", "link to the license's text when --dataset-license is other (a URL, or LICENSE for a file next to the card)")
+	f.Bool("allow-empty", false, "when no record is kept, write a dataset folder whose card says so instead of failing")
 }
 
 // datasetOptions fills dataset options from the flags; export selects the
@@ -36,9 +40,19 @@ func (a *app) datasetOptions(export sft.Options, seed int64) dataset.Options {
 	opt.Dedup.Exact = a.v.GetBool("dedup-exact")
 	opt.Dedup.Near = a.v.GetFloat64("dedup-near")
 	opt.Name = a.v.GetString("dataset-name")
-	opt.License = a.v.GetString("dataset-license")
+	opt.License = dataset.License{ID: a.v.GetString("dataset-license"), Name: a.v.GetString("dataset-license-name"), Link: a.v.GetString("dataset-license-link")}
+	opt.AllowEmpty = a.v.GetBool("allow-empty")
 	opt.Run.RubricVersion = judge.RubricVersion(a.v.GetStringMapString("judge.rubrics"))
 	return opt
+}
+
+// warnDataset prints what a consumer of the dataset folder must know
+// (offline placeholders, answers no judge model scored, a split below a
+// consumer's minimum) on stderr; the card and stats.json say it too.
+func (a *app) warnDataset(st dataset.Stats) {
+	for _, w := range st.Warnings {
+		fmt.Fprintf(a.stderr, "warning: dataset: %s\n", w)
+	}
 }
 
 // isDatasetFolder reports whether export's --out names a dataset folder

@@ -12,6 +12,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"dialogfarm/dataset"
+	"dialogfarm/dialog"
+	"dialogfarm/internal/buildinfo"
 	"dialogfarm/pipeline"
 	"dialogfarm/sft"
 )
@@ -72,7 +74,7 @@ func (a *app) export(ctx context.Context, args []string) error {
 	m := src.Manifest
 	opt := sft.Options{
 		Format: a.stringSetting("format", m.Format), MinScore: a.minScore(src, sft.DefaultOptions().MinScore),
-		Meta: a.stringSetting("meta", m.Meta), AllowOffline: a.allowOffline(src),
+		Meta: a.stringSetting("meta", m.Meta), AllowOffline: a.allowOffline(src), AllowEmpty: a.v.GetBool("allow-empty"),
 	}
 	if isDatasetFolder(out) {
 		seed := a.v.GetInt64("seed")
@@ -105,6 +107,9 @@ func (a *app) export(ctx context.Context, args []string) error {
 	if n := sum.Skipped[sft.SkipOffline]; n > 0 {
 		a.log.Warn("records from the offline stand-in were refused; pass --allow-offline to export them anyway")
 	}
+	if p := sum.Provenance; p.OfflineDialogues > 0 {
+		fmt.Fprintf(a.stderr, "warning: export: %d of %d records hold %s\n", p.OfflineDialogues, sum.Records, dialog.OfflineWarning)
+	}
 	return nil
 }
 
@@ -118,7 +123,7 @@ func (a *app) exportFolder(ctx context.Context, in, out string, export sft.Optio
 	if err != nil {
 		return err
 	}
-	ri.RubricVersion = opt.Run.RubricVersion
+	ri.RubricVersion, ri.Version = opt.Run.RubricVersion, buildinfo.Version()
 	opt.Run = ri
 	var bar *progress
 	opt.Progress = func(done, total int) {
@@ -137,6 +142,7 @@ func (a *app) exportFolder(ctx context.Context, in, out string, export sft.Optio
 		return err
 	}
 	printDatasetStats(a.stdout, out, st)
+	a.warnDataset(st)
 	if n := st.Skipped[sft.SkipOffline]; n > 0 {
 		a.log.Warn("records from the offline stand-in were refused; pass --allow-offline to export them anyway")
 	}

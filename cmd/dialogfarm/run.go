@@ -99,6 +99,7 @@ func (a *app) run(ctx context.Context) error {
 	fmt.Fprintf(a.stdout, "\ndialogues: %d ok, %d failed, %d already recorded\nSFT: %d records → %s\n",
 		res.Drive.OK, res.Drive.Failed, res.Drive.Skipped, res.Export.Records, filepath.Join(out, pipeline.SFTFile))
 	printDatasetStats(a.stdout, filepath.Join(out, pipeline.DatasetDir), res.Dataset)
+	a.warnDataset(res.Dataset)
 	a.finishRun(pipeline.DefaultSpec(o), states, out)
 	return nil
 }

@@ -110,8 +110,12 @@ func TestExportAndJudgeRUN(t *testing.T) {
 		t.Errorf("export RUN: seed %d, %d records (want the run's seed 42 and its offline records)\n%s", st.Seed, st.Records, out)
 	}
 	out, err = runPoolCLI(t, "export", run, "--allow-offline=false", "--seed", "3", "--out", filepath.Join(t.TempDir(), "ds"))
-	if err != nil || !strings.Contains(out, "wrote 0 records") {
+	if err == nil || !strings.Contains(err.Error(), "no record to write") || !strings.Contains(err.Error(), "offline 9") {
 		t.Errorf("flags over the run's settings: %v\n%s", err, out)
+	}
+	out, err = runPoolCLI(t, "export", run, "--allow-offline=false", "--allow-empty", "--out", filepath.Join(t.TempDir(), "ds"))
+	if err != nil || !strings.Contains(out, "wrote 0 records") {
+		t.Errorf("--allow-empty: %v\n%s", err, out)
 	}
 
 	out, err = runPoolCLI(t, "judge", run, "--rules-only")
