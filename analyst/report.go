@@ -66,19 +66,28 @@ type CellReport struct {
 	CostPerKeptTurn *float64 `json:"cost_per_kept_turn"`
 }
 
-// Report is the fidelity report of a run against its profile. A dialogue
-// counts as kept in the kept distribution when at least one of its turns
-// was kept.
+// Report is the fidelity report of a run against its profile. It reads
+// the latest record of each config id (dialog.Latest), as the export does.
+// A dialogue counts as kept in the kept distribution when at least one of
+// its turns was kept.
 type Report struct {
-	Profile    string       `json:"profile"`
-	Configs    int          `json:"configs"`
-	Dialogues  int          `json:"dialogues"`
-	Turns      int          `json:"turns"`
-	KeptTurns  int          `json:"kept_turns"`
-	KeepRate   float64      `json:"keep_rate"`
-	Dimensions []DimReport  `json:"dimensions"`
-	CellDims   []string     `json:"cell_dims"`
-	Cells      []CellReport `json:"cells"`
+	// Version is dialogfarm's version (set by the caller).
+	Version     string `json:"version"`
+	Profile     string `json:"profile"`
+	ProfileHash string `json:"profile_hash"`
+	Configs     int    `json:"configs"`
+	Dialogues   int    `json:"dialogues"`
+	// Keep is the keep rate, turns and dialogues each named
+	// (dialog.KeepRate, the same definition as the dataset card's).
+	Keep dialog.KeepRate `json:"keep"`
+	// Provenance describes every turn recorded, Kept the kept turns: the
+	// offline stand-in's placeholders, the models, how the judge scored,
+	// who wrote the queries.
+	Provenance dialog.Provenance `json:"provenance"`
+	Kept       dialog.Provenance `json:"kept"`
+	Dimensions []DimReport       `json:"dimensions"`
+	CellDims   []string          `json:"cell_dims"`
+	Cells      []CellReport      `json:"cells"`
 	// Scores counts final judge scores, rounded to whole points (0: no
 	// usable verdict): Shown of the answer the plugin showed per turn,
 	// Candidates of every judged candidate.
@@ -132,7 +141,9 @@ func BuildReport(p *profiles.Profile, configs []dialog.ChatConfig, dialogues []d
 	if kept == nil {
 		kept = func(dialog.Dialogue) int { return 0 }
 	}
-	r := &Report{Profile: p.Name, Configs: len(configs), Dialogues: len(dialogues), CellDims: cfg.CellDims}
+	dialogues = dialog.Latest(dialogues)
+	r := &Report{Profile: p.Name, ProfileHash: p.Hash(), Configs: len(configs), Dialogues: len(dialogues), CellDims: cfg.CellDims,
+		Provenance: dialog.NewProvenance(), Kept: dialog.NewProvenance()}
 	produced := map[string]map[string]int{}
 	keptDist := map[string]map[string]int{}
 	add := func(m map[string]map[string]int, vals map[string]string) {
@@ -165,7 +176,11 @@ func BuildReport(p *profiles.Profile, configs []dialog.ChatConfig, dialogues []d
 				cr.CostUSD += cand.CostUSD
 			}
 		}
-		if k := kept(d); k > 0 {
+		k := kept(d)
+		r.Keep.Add(len(d.Turns), k)
+		r.Provenance.Add(d, len(d.Turns))
+		r.Kept.Add(d, k)
+		if k > 0 {
 			cr.KeptTurns += k
 			add(keptDist, vals)
 		}
@@ -173,8 +188,6 @@ func BuildReport(p *profiles.Profile, configs []dialog.ChatConfig, dialogues []d
 	slices.Sort(order)
 	for _, key := range order {
 		cr := cells[key]
-		r.Turns += cr.Turns
-		r.KeptTurns += cr.KeptTurns
 		if cr.Turns > 0 {
 			cr.KeepRate = float64(cr.KeptTurns) / float64(cr.Turns)
 		}
@@ -183,9 +196,6 @@ func BuildReport(p *profiles.Profile, configs []dialog.ChatConfig, dialogues []d
 			cr.CostPerKeptTurn = &per
 		}
 		r.Cells = append(r.Cells, *cr)
-	}
-	if r.Turns > 0 {
-		r.KeepRate = float64(r.KeptTurns) / float64(r.Turns)
 	}
 	for _, dim := range vocab.Dimensions() {
 		r.Dimensions = append(r.Dimensions, dimReport(p, dim, produced[dim], keptDist[dim]))
@@ -248,8 +258,14 @@ func total(m map[string]int) int {
 // WriteTable prints the report for a terminal.
 func (r *Report) WriteTable(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "profile %s: %d configs, %d dialogues, %d turns, %d kept (keep rate %.1f%%)\n\n",
-		r.Profile, r.Configs, r.Dialogues, r.Turns, r.KeptTurns, 100*r.KeepRate)
+	if banner := r.OfflineBanner(); banner != "" {
+		fmt.Fprintf(tw, "WARNING: %s\n\n", banner)
+	}
+	fmt.Fprintf(tw, "profile %s: %d configs, %d dialogues\nkeep rate: %s\n", r.Profile, r.Configs, r.Dialogues, r.Keep)
+	for _, line := range r.ProvenanceLines() {
+		fmt.Fprintf(tw, "%s: %s\n", line[0], line[1])
+	}
+	fmt.Fprintln(tw)
 	fmt.Fprintln(tw, "dimension\tvalue\ttarget\tproduced\tkept\tJSD produced\tJSD kept")
 	for _, d := range r.Dimensions {
 		for i, s := range d.Values {
@@ -269,7 +285,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 		}
 	}
 	if len(r.Cells) > 0 {
-		fmt.Fprintf(tw, "\ncell (%s)\tdialogues\tturns\tkept\tkeep rate\tcost USD\tcost/kept turn\n", strings.Join(r.CellDims, "/"))
+		fmt.Fprintf(tw, "\ncell (%s)\tdialogues\tturns\tkept turns\tturn keep rate\tcost USD\tcost/kept turn\n", strings.Join(r.CellDims, "/"))
 		for _, c := range r.Cells {
 			per := "-"
 			if c.CostPerKeptTurn != nil {
@@ -287,6 +303,41 @@ func (r *Report) WriteTable(w io.Writer) error {
 		return err
 	}
 	return nil
+}
+
+// OfflineBanner is the warning every page of the report shows when any
+// kept dialogue holds the offline stand-in's placeholders, or "".
+func (r *Report) OfflineBanner() string {
+	return r.Kept.OfflineSentence("kept dialogues")
+}
+
+// ProvenanceLines are the report's provenance as (label, value) lines:
+// the version, the profile, the offline stand-in, the models, the judge
+// and the queries, of every turn recorded and of the kept ones.
+func (r *Report) ProvenanceLines() [][2]string {
+	p, k := r.Provenance, r.Kept
+	lines := [][2]string{
+		{"dialogfarm version", orNone(r.Version)},
+		{"profile", strings.TrimSpace(r.Profile + " " + r.ProfileHash)},
+		{"offline stand-in", fmt.Sprintf("%d of %d dialogues (%d of %d turns); kept: %d of %d dialogues",
+			p.OfflineDialogues, p.Dialogues, p.OfflineTurns, p.Turns, k.OfflineDialogues, k.Dialogues)},
+		{"answers by model (turns)", dialog.Counts(p.AnswerModels) + "; kept: " + dialog.Counts(k.AnswerModels)},
+		{"pool models (turns with a candidate)", dialog.Counts(p.PoolModels)},
+		{"judge models (turns scored)", dialog.Counts(p.JudgeModels) + "; kept: " + dialog.Counts(k.JudgeModels)},
+		{"judge mode (turns)", dialog.Counts(p.JudgeModes) + "; kept: " + dialog.Counts(k.JudgeModes)},
+		{"first query written by (dialogues)", dialog.Counts(p.QuerySources) + "; kept: " + dialog.Counts(k.QuerySources)},
+	}
+	if r.Secrets != nil {
+		lines = append(lines, [2]string{"secrets redacted", fmt.Sprint(r.Secrets.Redacted) + perRule(r.Secrets.RedactedPerRule)})
+	}
+	return lines
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
 }
 
 // ReadRun reads a run's configs and, if the file exists, its dialogues.

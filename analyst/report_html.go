@@ -171,18 +171,25 @@ table{border-collapse:collapse;margin:.5em 0}td,th{padding:2px 10px;border-botto
 td:first-child,th:first-child{text-align:left}
 .legend span{display:inline-block;margin-right:1em}.legend i{display:inline-block;width:10px;height:10px;margin-right:4px}
 svg text{font-size:11px;fill:#333}
+.banner{background:#fdecea;border:2px solid #c0392b;color:#7b1d12;padding:.6em 1em;font-weight:bold;margin:1em 0}
 .target{fill:#9aa5b1}.produced{fill:#3b82c4}.kept{fill:#2f9e62}.shown{fill:#2f9e62}.candidates{fill:#9aa5b1}.keep{fill:#2f9e62}.cost{fill:#c4793b}
 </style>
 </head>
 <body>
-<h1>Fidelity report: profile {{.R.Profile}}</h1>
+{{if .Banner}}<p class="banner" role="alert" data-offline="{{.R.Kept.OfflineDialogues}}">Not training data: {{.Banner}}.</p>
+{{end}}<h1>Fidelity report: profile {{.R.Profile}}</h1>
 <table>
 <tr><th>configs</th><td>{{.R.Configs}}</td></tr>
-<tr><th>dialogues</th><td>{{.R.Dialogues}}</td></tr>
-<tr><th>turns</th><td>{{.R.Turns}}</td></tr>
-<tr><th>kept turns</th><td>{{.R.KeptTurns}}</td></tr>
-<tr><th>keep rate</th><td>{{.KeepRate}}</td></tr>
+<tr><th>dialogues recorded</th><td>{{.R.Keep.Dialogues}}</td></tr>
+<tr><th>dialogues with a kept turn</th><td>{{.R.Keep.KeptDialogues}} ({{.DialogueRate}})</td></tr>
+<tr><th>turns recorded</th><td>{{.R.Keep.Turns}}</td></tr>
+<tr><th>turns kept</th><td>{{.R.Keep.KeptTurns}} ({{.TurnRate}})</td></tr>
 </table>
+
+<h2>Provenance</h2>
+<table class="provenance">
+{{range .Provenance}}<tr><th>{{index . 0}}</th><td style="text-align:left">{{index . 1}}</td></tr>
+{{end}}</table>
 
 <h2>Target, produced and kept per dimension</h2>
 <p class="legend"><span><i class="target" style="background:#9aa5b1"></i>target</span><span><i style="background:#3b82c4"></i>produced (configs)</span>{{if .WithKept}}<span><i style="background:#2f9e62"></i>kept (dialogues with a kept turn)</span>{{end}}</p>
@@ -197,12 +204,12 @@ svg text{font-size:11px;fill:#333}
 <p>Final scores rounded to whole points. Green: the answer the plugin showed, per turn; grey: every judged candidate.</p>
 {{.Scores}}
 {{if .Cells}}
-<h2>Keep rate per cell ({{.CellDims}})</h2>
+<h2>Turn keep rate per cell ({{.CellDims}})</h2>
 {{.Keep}}
 <h2>Cost per kept turn per cell (USD)</h2>
 {{.Cost}}
 <table>
-<tr><th>cell</th><th>dialogues</th><th>turns</th><th>kept</th><th>keep rate</th><th>cost USD</th><th>cost / kept turn</th></tr>
+<tr><th>cell</th><th>dialogues</th><th>turns</th><th>kept turns</th><th>turn keep rate</th><th>cost USD</th><th>cost / kept turn</th></tr>
 {{range .Cells}}<tr><td>{{.Cell}}</td><td>{{.Dialogues}}</td><td>{{.Turns}}</td><td>{{.KeptTurns}}</td><td>{{.KeepRate}}</td><td>{{.Cost}}</td><td>{{.PerKept}}</td></tr>
 {{end}}</table>
 {{end}}
@@ -244,14 +251,16 @@ func (r *Report) WriteHTML(w io.Writer) error {
 		KeepRate, Cost, PerKept     string
 	}
 	data := struct {
-		R                       *Report
-		KeepRate, CellDims      string
-		WithKept                bool
-		Dims                    []dim
-		JSD, Scores, Keep, Cost template.HTML
-		Cells                   []cell
-		Realism                 *realism.Report
-	}{R: r, Realism: r.Realism, KeepRate: pct(r.KeepRate), CellDims: strings.Join(r.CellDims, " × "), WithKept: r.Dialogues > 0}
+		R                                        *Report
+		Banner, TurnRate, DialogueRate, CellDims string
+		Provenance                               [][2]string
+		WithKept                                 bool
+		Dims                                     []dim
+		JSD, Scores, Keep, Cost                  template.HTML
+		Cells                                    []cell
+		Realism                                  *realism.Report
+	}{R: r, Realism: r.Realism, Banner: r.OfflineBanner(), TurnRate: pct(r.Keep.TurnRate), DialogueRate: pct(r.Keep.DialogueRate),
+		Provenance: r.ProvenanceLines(), CellDims: strings.Join(r.CellDims, " × "), WithKept: r.Dialogues > 0}
 	for _, d := range r.Dimensions {
 		x := dim{Name: d.Dim, JSDProduced: fmt.Sprintf("%.4f", d.JSDProduced), SVG: dimensionChart(d, data.WithKept)}
 		if d.JSDKept != nil {

@@ -13,7 +13,15 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
 	cell := func(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
 	p("## Fidelity report: profile %s\n\n", cell(r.Profile))
-	p("%d configs, %d dialogues, %d turns, %d kept (keep rate %s).\n\n", r.Configs, r.Dialogues, r.Turns, r.KeptTurns, pct(r.KeepRate))
+	if banner := r.OfflineBanner(); banner != "" {
+		p("> **Not training data: %s.**\n\n", cell(banner))
+	}
+	p("%d configs, %d dialogues. Keep rate: %s.\n\n", r.Configs, r.Dialogues, r.Keep)
+	p("| provenance | |\n|---|---|\n")
+	for _, line := range r.ProvenanceLines() {
+		p("| %s | %s |\n", cell(line[0]), cell(line[1]))
+	}
+	p("\n")
 	p("| dimension | JSD produced (bits) | JSD kept (bits) |\n|---|---:|---:|\n")
 	for _, d := range r.Dimensions {
 		kept := "n/a"
@@ -37,7 +45,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		p("| %s | %d | %d |\n", label, r.Scores.Shown[i], r.Scores.Candidates[i])
 	}
 	if len(r.Cells) > 0 {
-		p("\n### Cells (%s)\n\n| cell | dialogues | turns | kept | keep rate | cost USD | cost / kept turn |\n|---|---:|---:|---:|---:|---:|---:|\n",
+		p("\n### Cells (%s)\n\n| cell | dialogues | turns | kept turns | turn keep rate | cost USD | cost / kept turn |\n|---|---:|---:|---:|---:|---:|---:|\n",
 			cell(strings.Join(r.CellDims, " × ")))
 		for _, c := range r.Cells {
 			per := "n/a"

@@ -38,6 +38,8 @@ func sampleReport(tb testing.TB) *Report {
 		// kept: the first turn only (the second scored 4; a 5 after it would not count)
 		{ConfigID: "a", Status: "ok", Config: configs[0], Turns: []dialog.Turn{turn(5, 0.01), turn(4, 0.01), turn(5, 0.02)}},
 		{ConfigID: "b", Status: "ok", Config: configs[1], Turns: []dialog.Turn{turn(3, 0.02)}},
+		// superseded by the next record of c (driven again): not counted
+		{ConfigID: "c", Status: "failed", Config: configs[2], Turns: []dialog.Turn{turn(2, 0.05)}},
 		{ConfigID: "c", Status: "ok", Config: configs[2], Turns: []dialog.Turn{turn(5, 0.03)}},
 		{ConfigID: "d", Status: "ok", Config: configs[3], Turns: []dialog.Turn{offline}},
 		{ConfigID: "e", Status: "failed", Config: configs[3], Turns: []dialog.Turn{turn(5, 0)}},
@@ -52,8 +54,12 @@ func sampleReport(tb testing.TB) *Report {
 func TestBuildReport(t *testing.T) {
 	p := loadProfile(t, "testdata/linked.yaml")
 	r := sampleReport(t)
-	if r.Turns != 7 || r.KeptTurns != 2 || math.Abs(r.KeepRate-2.0/7) > 1e-12 {
-		t.Errorf("turns %d kept %d rate %v", r.Turns, r.KeptTurns, r.KeepRate)
+	// The latest record of each of the 5 config ids, 7 turns.
+	if want := (dialog.KeepRate{Turns: 7, KeptTurns: 2, TurnRate: 0.2857, Dialogues: 5, KeptDialogues: 2, DialogueRate: 0.4}); r.Keep != want || r.Dialogues != 5 {
+		t.Errorf("keep %+v (dialogues %d), want %+v", r.Keep, r.Dialogues, want)
+	}
+	if r.Provenance.OfflineDialogues != 1 || r.Kept.OfflineDialogues != 0 || r.OfflineBanner() != "" {
+		t.Errorf("offline: run %d, kept %d, banner %q", r.Provenance.OfflineDialogues, r.Kept.OfflineDialogues, r.OfflineBanner())
 	}
 	var intent DimReport
 	for _, d := range r.Dimensions {
@@ -81,9 +87,53 @@ func TestBuildReport(t *testing.T) {
 	if err := r.WriteTable(&buf); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"keep rate 28.6%", "explain/go", "JSD produced"} {
+	for _, want := range []string{"keep rate: turns 2 of 7 kept (28.6%), dialogues 2 of 5 with a kept turn (40.0%)", "explain/go", "JSD produced"} {
 		if !strings.Contains(buf.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, buf.String())
+		}
+	}
+}
+
+// TestReportOfflineBanner: when a kept dialogue holds the offline
+// stand-in's answers (export --allow-offline), every form of the report
+// says so first.
+func TestReportOfflineBanner(t *testing.T) {
+	p := loadProfile(t, "testdata/linked.yaml")
+	c := cfgFor("a", "explain", "go")
+	c.QuerySource = dialog.QuerySourceTemplate
+	offline := turn(5, 0)
+	offline.Offline, offline.Model = true, "offline"
+	ds := []dialog.Dialogue{{ConfigID: "a", Status: "ok", Offline: true, Config: c, Turns: []dialog.Turn{offline}}}
+	cfg := DefaultReportConfig()
+	cfg.KeptTurns = func(d dialog.Dialogue) int { return len(d.Turns) } // as export --allow-offline keeps them
+	r := BuildReport(p, []dialog.ChatConfig{c}, ds, cfg)
+	want := "1 of 1 kept dialogues (1 of 1 turns) hold placeholder answers from the offline stand-in, not training data"
+	if r.OfflineBanner() != want {
+		t.Errorf("banner %q, want %q", r.OfflineBanner(), want)
+	}
+	var table, md, html bytes.Buffer
+	if err := r.WriteTable(&table); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.WriteMarkdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.WriteHTML(&html); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(table.String(), "WARNING: "+want) {
+		t.Errorf("table does not open with the banner:\n%s", table.String())
+	}
+	if !strings.Contains(md.String(), "> **Not training data: "+want+".**") {
+		t.Errorf("markdown lacks the banner:\n%s", md.String())
+	}
+	page := html.String()
+	if i := strings.Index(page, `<p class="banner" role="alert" data-offline="1">Not training data: `+want+`.</p>`); i < 0 || i > strings.Index(page, "<h1>") {
+		t.Errorf("HTML lacks the banner before its title:\n%s", page)
+	}
+	for _, line := range []string{"judge mode (turns): llm 1", "first query written by (dialogues): template 1"} {
+		if !strings.Contains(table.String(), line) {
+			t.Errorf("table lacks %q:\n%s", line, table.String())
 		}
 	}
 }

@@ -76,17 +76,23 @@ type FailureClass struct {
 
 // Data is everything the dashboard shows.
 type Data struct {
-	Title           string         `json:"title"`
-	Progress        Progress       `json:"progress"`
-	Dialogues       int            `json:"dialogues"`
-	Turns           int            `json:"turns"`
-	KeptTurns       int            `json:"kept_turns"`
-	CostUSD         float64        `json:"cost_usd"`
-	CostPerKeptTurn *float64       `json:"cost_per_kept_turn"`
-	Scores          []IntentScores `json:"scores"`
-	Keep            []KeepCell     `json:"keep"`
-	JSD             []JSD          `json:"jsd"`
-	Failures        []FailureClass `json:"failures"`
+	Title     string   `json:"title"`
+	Progress  Progress `json:"progress"`
+	Dialogues int      `json:"dialogues"`
+	// KeepRate is the keep rate (dialog.KeepRate, the definition the report
+	// and the dataset card use); Provenance describes every turn
+	// recorded, Kept the kept ones; Banner, when any kept dialogue holds
+	// the offline stand-in's placeholders, says so on top of the page.
+	KeepRate        dialog.KeepRate   `json:"keep_rate"`
+	Provenance      dialog.Provenance `json:"provenance"`
+	Kept            dialog.Provenance `json:"kept"`
+	Banner          string            `json:"banner,omitempty"`
+	CostUSD         float64           `json:"cost_usd"`
+	CostPerKeptTurn *float64          `json:"cost_per_kept_turn"`
+	Scores          []IntentScores    `json:"scores"`
+	Keep            []KeepCell        `json:"keep"`
+	JSD             []JSD             `json:"jsd"`
+	Failures        []FailureClass    `json:"failures"`
 }
 
 // Sources names the files of a run the dashboard reads; Dialogues is
@@ -144,8 +150,6 @@ func Build(src Sources) (*Data, error) {
 		}
 		cell.Turns += len(dl.Turns)
 		cell.KeptTurns += kept
-		d.Turns += len(dl.Turns)
-		d.KeptTurns += kept
 		sc := scores[intent]
 		if sc == nil {
 			sc = &IntentScores{Intent: intent}
@@ -163,8 +167,9 @@ func Build(src Sources) (*Data, error) {
 		d.Progress.Total = d.Progress.Done
 	}
 	d.Progress.PerMinute, d.Progress.ETASeconds = pace.PerMinute(), pace.ETA(d.Progress.Total).Seconds()
-	if d.KeptTurns > 0 {
-		c := d.CostUSD / float64(d.KeptTurns)
+	d.keep(ds, src.Export)
+	if d.KeepRate.KeptTurns > 0 {
+		c := d.CostUSD / float64(d.KeepRate.KeptTurns)
 		d.CostPerKeptTurn = &c
 	}
 	for _, k := range sortedKeys(scores) {
@@ -195,6 +200,19 @@ func Build(src Sources) (*Data, error) {
 		}
 	}
 	return d, nil
+}
+
+// keep counts the keep rate and provenance of the latest record of each
+// config id, as the export and the report do.
+func (d *Data) keep(ds []dialog.Dialogue, export sft.Options) {
+	d.Provenance, d.Kept = dialog.NewProvenance(), dialog.NewProvenance()
+	for _, dl := range dialog.Latest(ds) {
+		kept := sft.KeptTurns(dl, export)
+		d.KeepRate.Add(len(dl.Turns), kept)
+		d.Provenance.Add(dl, len(dl.Turns))
+		d.Kept.Add(dl, kept)
+	}
+	d.Banner = d.Kept.OfflineSentence("kept dialogues")
 }
 
 // shownScore is the best verdict score of the candidate whose text was

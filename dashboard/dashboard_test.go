@@ -40,7 +40,8 @@ func TestBuildAndWrite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.Dialogues != 3 || d.Progress.OK != 2 || d.Progress.Failed != 1 || d.KeptTurns != 1 || d.Turns != 2 {
+	if d.Dialogues != 3 || d.Progress.OK != 2 || d.Progress.Failed != 1 || d.KeepRate.KeptTurns != 1 || d.KeepRate.Turns != 2 ||
+		d.KeepRate.Dialogues != 3 || d.KeepRate.KeptDialogues != 1 || d.Banner != "" {
 		t.Fatalf("counts: %+v", d)
 	}
 	if d.CostPerKeptTurn == nil || *d.CostPerKeptTurn != kept {
@@ -67,5 +68,43 @@ func TestBuildAndWrite(t *testing.T) {
 	// The kept JSD is over target: drawn as bad.
 	if !strings.Contains(string(page), "#e15759") {
 		t.Error("JSD over 0.02 not marked")
+	}
+}
+
+// TestOfflineBanner: when a kept dialogue holds the offline stand-in's
+// answers (the run exported them with allow_offline), the page says so
+// above everything else; when they were not kept, it does not.
+func TestOfflineBanner(t *testing.T) {
+	dir := t.TempDir()
+	d := dialog.Dialogue{ConfigID: "c1", Status: "ok", Offline: true, Config: dialog.ChatConfig{Intent: "fix", Language: "go", QuerySource: "template"},
+		Turns: []dialog.Turn{{Exchange: dialog.Exchange{Request: json.RawMessage(`{"messages":[{"role":"user","content":"q"}]}`),
+			Answer: "[offline placeholder] a", Offline: true, Model: "offline",
+			Candidates: []dialog.Candidate{{Member: "offline", Model: "offline", Text: "[offline placeholder] a", Offline: true}},
+			Verdicts:   []dialog.Verdict{{Candidate: 0, Score: 5, Rank: 1, RulesOnly: true}}}}}}
+	b, _ := json.Marshal(d)
+	path := filepath.Join(dir, "dialogues.jsonl")
+	os.WriteFile(path, append(b, '\n'), 0o644)
+	banner := `<p class="banner" role="alert" data-offline="1">Not training data: 1 of 1 kept dialogues (1 of 1 turns) hold placeholder answers from the offline stand-in, not training data.</p>`
+	for _, allow := range []bool{true, false} {
+		opt := sft.DefaultOptions()
+		opt.AllowOffline = allow
+		data, err := Build(Sources{Dir: dir, Dialogues: path, Export: opt})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var page strings.Builder
+		if err := WritePage(&page, data); err != nil {
+			t.Fatal(err)
+		}
+		i := strings.Index(page.String(), banner)
+		if allow && (i < 0 || i > strings.Index(page.String(), `class="tiles"`)) {
+			t.Errorf("allow_offline: the page does not open with the banner:\n%s", page.String())
+		}
+		if !allow && i >= 0 {
+			t.Errorf("no offline answer was kept, yet the page shows the banner")
+		}
+		if !strings.Contains(page.String(), "<th>judge mode</th><td>rules_only 1;") {
+			t.Errorf("the page lacks the judge mode:\n%s", page.String())
+		}
 	}
 }

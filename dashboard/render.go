@@ -10,6 +10,7 @@ import (
 	"slices"
 	"time"
 
+	"dialogfarm/dialog"
 	"dialogfarm/internal/runfiles"
 )
 
@@ -41,6 +42,7 @@ func Template(link func(rel string) string) *template.Template {
 			return Histogram("scores-"+s.Intent, s.Intent, s.Counts[:])
 		},
 		"keep":     keepPlot,
+		"counts":   dialog.Counts,
 		"jsd":      jsdPlot,
 		"failbars": failPlot,
 	}

@@ -189,6 +189,7 @@ func writeReport(cfg stageConfig, configsPath, dialoguesPath, path string) (*ana
 		return nil, err
 	}
 	r := analyst.BuildReport(cfg.Profile, configs, dialogues, cfg.Report)
+	r.Version = buildinfo.Version()
 	if logs, err := analyst.FittedLogs(cfg.ProfileName); err != nil {
 		return nil, err
 	} else if logs != "" {

@@ -12,6 +12,7 @@ import (
 	"dialogfarm/analyst/realism"
 	"dialogfarm/dialog"
 	"dialogfarm/dialog/vocab"
+	"dialogfarm/internal/buildinfo"
 	"dialogfarm/internal/runfiles"
 	"dialogfarm/pipeline"
 	"dialogfarm/profiles"
@@ -118,6 +119,7 @@ func (a *app) report(args []string) error {
 		return fmt.Errorf("report: --format %q: want table or markdown", format)
 	}
 	r := analyst.BuildReport(p, configs, dialogues, cfg)
+	r.Version = buildinfo.Version()
 	if run == "" {
 		run = filepath.Dir(configsPath)
 	}
