@@ -205,8 +205,10 @@ type Answer struct {
 	// a space, inside it) when the plugin shows a failure.
 	Error string `yaml:"error"`
 	// Compare is how the text shown is compared with the answer sent:
-	// "exact" (default) or "whitespace" (runs of white space count as one,
-	// ends trimmed: for plugins that render markdown into blocks).
+	// "exact" (default), "whitespace" (runs of white space count as one,
+	// ends trimmed: for plugins that lay text out in blocks) or "markdown"
+	// (the view renders the answer from markdown: it shows the rendered
+	// text, compared with white space ignored; see MarkdownText).
 	Compare string `yaml:"compare"`
 }
 
@@ -331,11 +333,14 @@ func (a *Adapter) CheckConfig(cfg dialog.ChatConfig) error {
 
 // ShowsAnswer reports whether the text the view shows is the answer the
 // capture endpoint sent, compared the adapter's way (answer.compare):
-// exactly, or with runs of white space counted as one space and the ends
-// trimmed.
+// exactly; with runs of white space counted as one space and the ends
+// trimmed; or as markdown rendered (MarkdownText), white space ignored.
 func (a *Adapter) ShowsAnswer(shown, sent string) bool {
-	if a.Answer.Compare == "whitespace" {
+	switch a.Answer.Compare {
+	case "whitespace":
 		return strings.Join(strings.Fields(shown), " ") == strings.Join(strings.Fields(sent), " ")
+	case "markdown":
+		return withoutSpace(shown) == withoutSpace(MarkdownText(sent))
 	}
 	return shown == sent
 }

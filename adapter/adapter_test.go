@@ -261,6 +261,28 @@ func TestShowsAnswer(t *testing.T) {
 	}
 }
 
+// TestShowsAnswerMarkdown compares what views that render markdown show
+// (their text content: blocks joined with or without new lines) with the
+// markdown sent.
+func TestShowsAnswerMarkdown(t *testing.T) {
+	a := &Adapter{Answer: Answer{Compare: "markdown"}}
+	sent := "Answer 3 to «q»:\n\n```python\nif a < b && c > d:\n    return \"<ok>\"\n```\n  **trailing** `x &amp; y` [docs](https://x.invalid) &copy;  "
+	for _, c := range []struct {
+		name, shown string
+		want        bool
+	}{
+		{"blocks joined by new lines", "Answer 3 to «q»:\nif a < b && c > d:\n    return \"<ok>\"\n\ntrailing x &amp; y docs ©", true},
+		{"blocks joined by nothing", "Answer 3 to «q»:if a < b && c > d:\n    return \"<ok>\"\ntrailing x &amp; y docs ©", true},
+		{"the markdown shown raw", sent, false},
+		{"a word lost", "Answer 3 to «q»:\nif a < b && c > d:\n    return \"<ok>\"\n\nx &amp; y docs ©", false},
+		{"code cut short", "Answer 3 to «q»:\nif a < b && c > d:\n\ntrailing x &amp; y docs ©", false},
+	} {
+		if got := a.ShowsAnswer(c.shown, sent); got != c.want {
+			t.Errorf("%s: ShowsAnswer = %v, want %v (markdown text %q)", c.name, got, c.want, MarkdownText(sent))
+		}
+	}
+}
+
 func TestCheckConfig(t *testing.T) {
 	a, err := Load("ask", "..")
 	if err != nil {

@@ -393,8 +393,8 @@ func (v *validator) answer(a *Adapter) {
 	if d.StableMS < 0 {
 		v.bad("answer.done.stable_ms", "must be positive")
 	}
-	if an.Compare != "" && an.Compare != "exact" && an.Compare != "whitespace" {
-		v.bad("answer.compare", "must be exact or whitespace, got %q", an.Compare)
+	if an.Compare != "" && an.Compare != "exact" && an.Compare != "whitespace" && an.Compare != "markdown" {
+		v.bad("answer.compare", "must be exact, whitespace or markdown, got %q", an.Compare)
 	}
 }
 

@@ -94,14 +94,14 @@ func TestProbeFindsInputAndSend(t *testing.T) {
 		settings          map[string]any
 		input, send, sent string
 		requests          int
-		setup             string
+		setup             *adapter.Value
 	}{
 		{"ask", filepath.Join(root, "plugin"), map[string]any{"askplugin.baseUrl": "{{capture_url}}"},
-			"#ask-input", "#ask-send", "key enter", 1, ""},
+			"#ask-input", "#ask-send", "key enter", 1, nil},
 		{"quill", q.Path(q.Extension.VSIX), map[string]any{"quill.providers": []any{
 			map[string]any{"name": "dead", "baseUrl": "http://127.0.0.1:9/v1", "model": "x"},
 			map[string]any{"name": "farm", "baseUrl": "{{capture_url}}", "model": "quill-model"}}},
-			"#composer", "#go", "key ctrl+enter", 2, "select: {selector: '#provider', value: farm}"},
+			"#composer", "#go", "key ctrl+enter", 2, &adapter.Value{Selector: "#provider", Value: "farm"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -112,7 +112,7 @@ func TestProbeFindsInputAndSend(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			t.Logf("sent %q, setup %q, elements %+v, notes %q", rep.Sent, rep.Setup, rep.Elements, rep.Notes)
+			t.Logf("sent %q, setup %+v, elements %+v, notes %q", rep.Sent, rep.Setup, rep.Elements, rep.Notes)
 			for _, ex := range rep.Requests {
 				t.Logf("request: %s", ex.Request)
 			}
@@ -127,8 +127,8 @@ func TestProbeFindsInputAndSend(t *testing.T) {
 			if !strings.HasPrefix(rep.Sent, c.sent) || len(rep.Requests) != c.requests {
 				t.Errorf("sent by %q with %d requests, want %q and %d", rep.Sent, len(rep.Requests), c.sent, c.requests)
 			}
-			if c.setup != "" && !slices.Contains(rep.Setup, c.setup) {
-				t.Errorf("setup %q, want %q", rep.Setup, c.setup)
+			if c.setup != nil && !slices.ContainsFunc(rep.Setup, func(a adapter.Action) bool { return a.Select != nil && *a.Select == *c.setup }) {
+				t.Errorf("setup %+v, want %+v", rep.Setup, c.setup)
 			}
 			for _, ex := range rep.Requests {
 				if !strings.Contains(string(ex.Request), "probe says hi") {

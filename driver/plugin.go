@@ -53,10 +53,11 @@ func uiOf(a *adapter.Adapter) ui {
 // input of a view whose script comes last is there and takes the focus
 // before its key handlers are; in CI (load 6-9) the probe's Enter then
 // typed a new line into the reference plugin's input instead of sending.
-const jsChatDoc = `const chatDoc = (ui) => {
+const jsChatDoc = jsDeep + `
+const chatDoc = (ui) => {
 	const walk = (doc, level, chain) => {
 		if (level === ui.frames.length) {
-			return doc && doc.body && doc.readyState === 'complete' && doc.querySelector(ui.ready) ? {d: doc, frames: chain} : null;
+			return doc && doc.body && doc.readyState === 'complete' && qs(doc, ui.ready) ? {d: doc, frames: chain} : null;
 		}
 		for (const f of doc.querySelectorAll(ui.frames[level])) {
 			let inner = null;
@@ -88,19 +89,19 @@ const jsChatShown = `const chatShown = (ui, c) => {
 };`
 
 // jsInputFocused defines inputFocused(ui, c): the keyboard focus is in the
-// chat input, through every frame.
+// chat input, through every frame (and open shadow root).
 const jsInputFocused = `const inputFocused = (ui, c) => {
 	let doc = document;
 	for (const f of c.frames) { if (doc.activeElement !== f) return false; doc = f.contentDocument; }
-	const a = c.d.activeElement;
-	return !!a && !!a.closest(ui.input);
+	const a = deepActive(c.d);
+	return !!a && qsa(c.d, ui.input).some((el) => composedContains(el, a));
 };`
 
 // jsCounts defines counts(ui, c): how many user and assistant messages the
 // chat shows.
 const jsCounts = `const counts = (ui, c) => ({
-	user: ui.user ? c.d.querySelectorAll(ui.user).length : 0,
-	answers: c.d.querySelectorAll(ui.answer).length,
+	user: ui.user ? qsa(c.d, ui.user).length : 0,
+	answers: qsa(c.d, ui.answer).length,
 });`
 
 // js joins the helper definitions a script needs before its body.
@@ -129,7 +130,7 @@ func (w *window) waitChatInputFocused(ctx context.Context, u ui) error {
 // a textarea; for a rich editor its text with white space runs collapsed).
 func (w *window) waitChatInput(ctx context.Context, u ui, text string) error {
 	return w.waitFor(ctx, fmt.Sprintf("the chat input holds %q", clip(text, 40)), js("ui, text", `const c = chatDoc(ui);
-		const el = c && c.d.querySelector(ui.input);
+		const el = c && qs(c.d, ui.input);
 		if (!el) return false;
 		if ('value' in el && !el.isContentEditable) return el.value === text;
 		const norm = (s) => s.replace(/\s+/g, ' ').trim();
@@ -140,7 +141,7 @@ func (w *window) waitChatInput(ctx context.Context, u ui, text string) error {
 // when they take a query.
 func (w *window) waitInputEmpty(ctx context.Context, u ui) error {
 	return w.waitFor(ctx, "the chat input is cleared", js("ui", `const c = chatDoc(ui);
-		const el = c && c.d.querySelector(ui.input);
+		const el = c && qs(c.d, ui.input);
 		if (!el) return false;
 		if ('value' in el && !el.isContentEditable) return el.value === '';
 		return (el.textContent || '').trim() === '';`, jsChatDoc), u)
@@ -170,7 +171,7 @@ func (w *window) clickActivity(ctx context.Context, label string) error {
 func (w *window) clickInChat(ctx context.Context, u ui, selector string) error {
 	p, err := w.point(ctx, "the chat view is shown with "+selector, js("ui, sel", `const c = chatDoc(ui);
 		if (!c || !chatShown(ui, c)) return null;
-		const el = c.d.querySelector(sel);
+		const el = qs(c.d, sel);
 		return el ? framePoint(c, el) : null;`, jsChatDoc, jsChatShown), u, selector)
 	if err != nil {
 		return err
@@ -191,19 +192,19 @@ type chatMessage struct {
 func (w *window) waitAnswer(ctx context.Context, u ui, userBefore, before, turn int) (chatMessage, error) {
 	finder := js("ui, ub, before, key", `const c = chatDoc(ui);
 		if (!c) return null;
-		if (ui.user && c.d.querySelectorAll(ui.user).length <= ub) return null;
-		const all = c.d.querySelectorAll(ui.answer);
+		if (ui.user && qsa(c.d, ui.user).length <= ub) return null;
+		const all = qsa(c.d, ui.answer);
 		if (all.length <= before) return null;
 		const m = all[before];
-		const t = ui.text ? m.querySelector(ui.text) : m;
+		const t = ui.text ? qs(m, ui.text) : m;
 		const text = t ? t.textContent : '';
 		const failed = !!ui.error && (m.matches(ui.error) || !!m.querySelector(ui.error));
 		const out = JSON.stringify({Failed: failed, Text: text});
 		if (failed) return out;
 		if (ui.doneAttr) return ui.doneValues.includes(m.getAttribute(ui.doneAttr)) ? out : null;
-		if (ui.appears) return (m.matches(ui.appears) || m.querySelector(ui.appears) || c.d.querySelector(ui.appears)) ? out : null;
-		if (ui.disappears) return c.d.querySelector(ui.disappears) ? null : out;
-		if (ui.enabled) { const b = c.d.querySelector(ui.enabled); return b && !b.disabled && b.getAttribute('aria-disabled') !== 'true' ? out : null; }
+		if (ui.appears) return (qs(m, ui.appears) || qs(c.d, ui.appears) || (!ui.appears.includes('>>>') && m.matches(ui.appears))) ? out : null;
+		if (ui.disappears) return qs(c.d, ui.disappears) ? null : out;
+		if (ui.enabled) { const b = qs(c.d, ui.enabled); return b && !isDisabled(b) ? out : null; }
 		// Text stable for ui.stableMS: the last change is remembered on the top window.
 		const st = (window.__dialogfarmStable = window.__dialogfarmStable || {});
 		const now = performance.now();
@@ -293,21 +294,25 @@ func expandAction(a adapter.Action, expand func(string) string) adapter.Action {
 }
 
 // setupScript is the page script body of one setup step; it returns a
-// truthy value once the step is done.
+// truthy value once the step is done. Selectors may cross shadow roots
+// (>>>); clicks and picks on custom elements cause the events a person's
+// would (userClick, jsSelectOption).
 func setupScript(a adapter.Action) (what, body string, arg any) {
-	const fire = `el.dispatchEvent(new Event('input', {bubbles: true})); el.dispatchEvent(new Event('change', {bubbles: true}));`
 	switch {
 	case a.Click != "":
-		return "click " + a.Click, `const el = d.querySelector(arg); if (!el || el.disabled) return false; el.click(); return true;`, a.Click
+		return "click " + a.Click, `const el = qs(d, arg); if (!el || isDisabled(el)) return false; userClick(el); return true;`, a.Click
 	case a.Fill != nil:
-		return "fill " + a.Fill.Selector, `const el = d.querySelector(arg.selector); if (!el) return false;
-			el.focus(); el.value = arg.value; ` + fire + ` return true;`, map[string]string{"selector": a.Fill.Selector, "value": a.Fill.Value}
+		// A custom text field's own input, inside its shadow root, is
+		// where a person types.
+		return "fill " + a.Fill.Selector, `const host = qs(d, arg.selector); if (!host) return false;
+			const el = (host.shadowRoot && host.shadowRoot.querySelector('input, textarea')) || host;
+			el.focus(); el.value = arg.value;
+			for (const e of ['input', 'change']) el.dispatchEvent(new Event(e, {bubbles: true, composed: true}));
+			return true;`, map[string]string{"selector": a.Fill.Selector, "value": a.Fill.Value}
 	case a.Select != nil:
-		return "select " + a.Select.Value + " in " + a.Select.Selector, `const el = d.querySelector(arg.selector);
-			if (!el || ![...el.options].some(o => o.value === arg.value)) return false;
-			el.value = arg.value; ` + fire + ` return true;`, map[string]string{"selector": a.Select.Selector, "value": a.Select.Value}
+		return "select " + a.Select.Value + " in " + a.Select.Selector, jsSelectOption, map[string]string{"selector": a.Select.Selector, "value": a.Select.Value}
 	case a.WaitFor != "":
-		return "wait for " + a.WaitFor, `return !!d.querySelector(arg);`, a.WaitFor
+		return "wait for " + a.WaitFor, `return !!qs(d, arg);`, a.WaitFor
 	default:
 		return "js", `const r = (new Function('document', 'window', arg))(d, d.defaultView); return r === undefined ? true : r;`, a.JS
 	}

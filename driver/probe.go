@@ -2,7 +2,6 @@ package driver
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -23,13 +22,21 @@ type ProbeConfig struct {
 	// Settings point the plugin at the capture endpoint, with the
 	// placeholders of adapter files ({{capture_url}}, {{secret}}, ...).
 	Settings map[string]any
-	// Message is the test message typed into the first input; empty: none.
+	// Files are written before the editor starts, as an adapter's files:
+	// (a providers file in the plugin's global storage, a config file in
+	// the home folder), with the same placeholders.
+	Files []adapter.File
+	// Message is the test message typed into the view; empty: none.
 	Message string
+	// Attempt bounds each try at sending it (DefaultProbeAttempt if 0).
+	Attempt time.Duration
 }
 
 // ProbeReport is what the probe found: the starting point of an adapter.
 type ProbeReport struct {
 	ExtensionID string
+	// Extension is the plugin as given to the probe.
+	Extension string
 	// Manifest is what the plugin's package.json contributes.
 	ActivityBar []string
 	Commands    []ProbeCommand
@@ -37,14 +44,36 @@ type ProbeReport struct {
 	// document, and FrameSources the src (query cut) of each frame found.
 	Frames       []string
 	FrameSources []string
-	Elements     []ProbeElement
-	// Sent says how the test message went out ("key enter", "key
-	// ctrl+enter", "button <selector>"), after which Setup, if any.
-	Sent     string
-	Setup    []string
+	// Elements are the view's interactive and custom elements (also
+	// inside open shadow roots).
+	Elements []ProbeElement
+	// Inputs are the view's text inputs, best first, and Attempts every
+	// try at sending the test message with them.
+	Inputs   []ProbeInput
+	Attempts []ProbeAttempt
+	// Input, Method and Send are what sent the test message, after the
+	// setup steps in Setup, if any.
+	Input  *ProbeInput      `json:",omitempty"`
+	Method string           `json:",omitempty"`
+	Send   adapter.Send     `json:",omitempty"`
+	Setup  []adapter.Action `json:",omitempty"`
+	// Sent says how the test message went out, in words.
+	Sent string
+	// Requests are all the requests the plugin sent, the chat request
+	// (Chat, its index) and those that followed its answer (titles,
+	// summaries).
 	Requests []dialog.Exchange
-	// DOM is the chat document's body after the test message (clipped),
-	// where the user and assistant messages are to be found.
+	Chat     int
+	// Observed is what the view did with the answer.
+	Observed *ProbeObserved `json:",omitempty"`
+	// Settings and Files are what the probe was told; Message the test
+	// message.
+	Settings map[string]any
+	Files    []adapter.File
+	Message  string
+	// Isolation is editor when a file holds a per-session placeholder.
+	Isolation string `json:",omitempty"`
+	// DOM is the chat document's body after the test message (clipped).
 	DOM   string
 	Notes []string
 }
@@ -55,15 +84,22 @@ type ProbeCommand struct {
 	ContextMenu           bool
 }
 
-// ProbeElement is an interactive element of the chat document with its
-// best stable selector (id, data-testid, name, aria-label, classes, path).
+// ProbeElement is an interactive or custom element of the chat document
+// with its best stable selector (id, test ids, name, ARIA label, a custom
+// element's tag, classes, path; through open shadow roots with >>>).
 type ProbeElement struct {
-	Kind     string   `json:"kind"`
-	Selector string   `json:"selector"`
-	Label    string   `json:"label"`
-	Disabled bool     `json:"disabled"`
-	Options  []string `json:"options,omitempty"`
-	Value    string   `json:"value,omitempty"`
+	// Kind is the tag, or contenteditable.
+	Kind     string `json:"kind"`
+	Selector string `json:"selector"`
+	Label    string `json:"label"`
+	Disabled bool   `json:"disabled"`
+	Hidden   bool   `json:"hidden"`
+	// Shadow is a custom element's shadow root: open or none (closed
+	// roots cannot be seen).
+	Shadow string `json:"shadow,omitempty"`
+	// Options and Value of a drop-down (native or custom).
+	Options []string `json:"options,omitempty"`
+	Value   string   `json:"value,omitempty"`
 }
 
 type contributes struct {
@@ -97,7 +133,7 @@ func probeAdapter(pc ProbeConfig) (*adapter.Adapter, contributes, error) {
 	if err != nil {
 		return nil, m, err
 	}
-	a := &adapter.Adapter{Name: "probe", Source: "probe", Settings: pc.Settings}
+	a := &adapter.Adapter{Name: "probe", Source: "probe", Settings: pc.Settings, Files: pc.Files}
 	if strings.HasSuffix(abs, ".vsix") {
 		a.Extension.VSIX = abs
 	} else {
@@ -111,20 +147,29 @@ func probeAdapter(pc ProbeConfig) (*adapter.Adapter, contributes, error) {
 		a.Open.ActivityBar = m.Contributes.ViewsContainers.Activitybar[0].Title
 	}
 	a.Webview = adapter.Webview{Frames: []string{`iframe.webview.ready[src*="extensionId={{extension_id}}"]`, `iframe#active-frame`}, Ready: "body"}
+	// A file that holds a per-session placeholder is written for the
+	// probe's session alone: in an editor of its own.
+	if a.CheckIsolation(adapter.IsolationWindow) != nil {
+		a.Isolation = adapter.IsolationEditor
+	}
 	return a, m, nil
 }
 
 // Probe starts the editor with a plugin no adapter describes yet, opens
-// its view and reports the frame chain, the interactive elements with
-// stable selectors, and the requests a test message makes it send (trying
-// Enter, Ctrl+Enter, then a send-like button; if nothing goes out, each
-// option of each <select> in turn, as a provider picker may hold it back).
+// its view and reports the frame chain, the interactive and custom
+// elements with stable selectors, the text inputs ranked, and, with a test
+// message, every try at sending it (each input from the best, with Enter,
+// Ctrl+Enter and send-like buttons, then after picking each option of the
+// view's drop-downs), each bounded by pc.Attempt, until a request arrives;
+// then what the view shows of the answer and when it is done, and the
+// requests that follow it.
 func Probe(ctx context.Context, rc RunConfig, pc ProbeConfig, capture Exchanges, log *zap.Logger) (ProbeReport, error) {
 	a, m, err := probeAdapter(pc)
 	if err != nil {
 		return ProbeReport{}, err
 	}
-	rep := ProbeReport{ExtensionID: a.Extension.ID, Frames: a.Frames()}
+	rep := ProbeReport{ExtensionID: a.Extension.ID, Extension: pc.Extension, Frames: a.Frames(), Settings: pc.Settings, Files: pc.Files,
+		Isolation: a.Isolation, Message: pc.Message, Chat: -1}
 	for _, c := range m.Contributes.ViewsContainers.Activitybar {
 		rep.ActivityBar = append(rep.ActivityBar, c.Title)
 	}
@@ -166,7 +211,7 @@ func Probe(ctx context.Context, rc RunConfig, pc ProbeConfig, capture Exchanges,
 		return rep, err
 	}
 	if err := w.waitFor(ctx, "the view shows an input or button", js("ui", `const c = chatDoc(ui);
-		return !!c && !!c.d.querySelector('input, textarea, button, select, [contenteditable]');`, jsChatDoc), u); err != nil {
+		return !!c && allElements(c.d).some((el) => el.matches('input, textarea, button, select, [contenteditable]'));`, jsChatDoc, jsWalk), u); err != nil {
 		return rep, err
 	}
 	src, err := w.eval(ctx, js("ui", `const c = chatDoc(ui); return c ? c.frames.map(f => (f.getAttribute('src') || '').split('?')[0] + (f.id ? ' #' + f.id : '')) : [];`, jsChatDoc), u)
@@ -178,218 +223,83 @@ func Probe(ctx context.Context, rc RunConfig, pc ProbeConfig, capture Exchanges,
 	if rep.Elements, err = w.elements(ctx, u); err != nil {
 		return rep, err
 	}
-	if pc.Message != "" {
-		if err := probeSend(ctx, s, u, pc.Message, &rep); err != nil {
-			rep.Notes = append(rep.Notes, "test message: "+err.Error())
-		}
-		rep.DOM = clip(w.chatDOM(ctx, u), 4000)
+	if pc.Message == "" {
+		return rep, nil
 	}
-	return rep, nil
+	limit := pc.Attempt
+	if limit <= 0 {
+		limit = DefaultProbeAttempt
+	}
+	p := &chatProber{w: w, u: u, msg: pc.Message, limit: limit, rep: &rep,
+		next: func(ctx context.Context) (dialog.Exchange, error) { return capture.Next(ctx, s.ID) }}
+	err = probeChat(ctx, p)
+	// The view as it is after a dialogue: its pickers filled, its controls
+	// for a conversation shown.
+	if els, lerr := w.elements(ctx, u); lerr == nil && len(els) > 0 {
+		rep.Elements = els
+	}
+	rep.DOM = clip(w.chatDOM(ctx, u), 4000)
+	return rep, err
 }
 
-// elements lists the chat document's interactive elements.
-func (w *window) elements(ctx context.Context, u ui) ([]ProbeElement, error) {
-	res, err := w.eval(ctx, js("ui", `const c = chatDoc(ui);
-		if (!c) return '[]';
-		const d = c.d;
-		const unique = (sel) => { try { return d.querySelectorAll(sel).length === 1; } catch (e) { return false; } };
-		const q = (s) => JSON.stringify(s);
-		const best = (el) => {
-			const tag = el.tagName.toLowerCase();
-			if (el.id && unique('#' + CSS.escape(el.id))) return '#' + CSS.escape(el.id);
-			for (const a of ['data-testid', 'data-test', 'name', 'aria-label', 'placeholder', 'title']) {
-				const v = el.getAttribute(a);
-				if (v && unique(tag + '[' + a + '=' + q(v) + ']')) return tag + '[' + a + '=' + q(v) + ']';
-			}
-			const cls = [...el.classList].map(x => '.' + CSS.escape(x)).join('');
-			if (cls && unique(tag + cls)) return tag + cls;
-			const path = [];
-			for (let e = el; e && e !== d.body; e = e.parentElement) {
-				const t = e.tagName.toLowerCase();
-				const same = e.parentElement ? [...e.parentElement.children].filter(x => x.tagName === e.tagName) : [e];
-				path.unshift(same.length > 1 ? t + ':nth-of-type(' + (same.indexOf(e) + 1) + ')' : t);
-			}
-			return 'body > ' + path.join(' > ');
-		};
-		const out = [];
-		for (const el of d.querySelectorAll('input, textarea, select, button, [contenteditable="true"], [contenteditable=""], [role="textbox"]')) {
-			const kind = el.isContentEditable ? 'contenteditable' : el.tagName.toLowerCase();
-			const label = (el.getAttribute('aria-label') || el.getAttribute('placeholder') || el.dataset.placeholder || el.textContent || '').trim().slice(0, 60);
-			const e = {kind, selector: best(el), label, disabled: !!el.disabled};
-			if (kind === 'select') { e.options = [...el.options].map(o => o.value); e.value = el.value; }
-			out.push(e);
-		}
-		return JSON.stringify(out);`, jsChatDoc), u)
+// probeChat finds how the view sends, then watches the answer and takes
+// the requests that follow it.
+func probeChat(ctx context.Context, p *chatProber) error {
+	rep := p.rep
+	if err := p.find(ctx); err != nil {
+		return err
+	}
+	in := p.input
+	rep.Input, rep.Send, rep.Setup = &in, p.send, p.setup
+	rep.Method = in.Method
+	rep.Sent = "key " + p.send.Key
+	if p.send.Button != "" {
+		rep.Sent = "button " + p.send.Button
+	}
+	rep.Requests = append(rep.Requests, p.ex)
+	octx, cancel := context.WithTimeout(ctx, 3*p.limit+5*time.Second)
+	o, err := p.observe(octx)
+	cancel()
 	if err != nil {
-		return nil, fmt.Errorf("list the view's elements: %w", err)
-	}
-	var els []ProbeElement
-	if err := json.Unmarshal([]byte(res.Str()), &els); err != nil {
-		return nil, fmt.Errorf("list the view's elements: %w", err)
-	}
-	return els, nil
-}
-
-// probeSend types the message into the first text input and tries ways to
-// send it until the capture endpoint gets a request.
-func probeSend(ctx context.Context, s *Session, u ui, msg string, rep *ProbeReport) error {
-	var in *ProbeElement
-	for i, e := range rep.Elements {
-		if e.Kind == "contenteditable" || e.Kind == "textarea" || (e.Kind == "input" && !e.Disabled) {
-			in = &rep.Elements[i]
-			break
+		if ctx.Err() != nil {
+			return ctx.Err()
 		}
-	}
-	if in == nil {
-		return errors.New("the view has no text input")
-	}
-	w := s.win
-	got := func(d time.Duration) bool {
-		cctx, cancel := context.WithTimeout(ctx, d)
-		defer cancel()
-		ex, err := s.capture.Next(cctx, s.ID)
-		if err != nil {
-			return false
-		}
-		rep.Requests = append(rep.Requests, ex)
-		return true
-	}
-	// typeAndSend types the message afresh (unless it is still there) and
-	// sends it by key, or by clicking button when key is empty.
-	// Keys go where the focus is: each waits until the input has it and
-	// holds the message (on a loaded machine a key pressed right after
-	// the click reached the workbench, and the probe reported the wrong
-	// way to send).
-	iu := u
-	iu.Input = in.Selector
-	// focus clicks the input until it has the keyboard focus: a click
-	// can land while the view still lays out or its frame reloads, and
-	// in CI (load 6-8) one click left the focus elsewhere for 5 minutes.
-	focus := func() error {
-		var err error
-		for range 4 {
-			if err = w.clickInChat(ctx, u, in.Selector); err != nil {
-				return err
-			}
-			fctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-			err = w.waitChatInputFocused(fctx, iu)
-			cancel()
-			if err == nil || ctx.Err() != nil || !errIsTimeout(err) {
-				return err
-			}
-		}
-		return fmt.Errorf("click %s (the focus is on %s): %w", in.Selector, w.focusPath(ctx), err)
-	}
-	typeAndSend := func(key, button string) error {
-		if err := focus(); err != nil {
-			return err
-		}
-		if cleared(ctx, w, u, in.Selector) {
-			if err := w.insert(ctx, msg); err != nil {
-				return err
-			}
-			if err := w.waitChatInput(ctx, iu, msg); err != nil {
-				return err
-			}
-			if err := focus(); err != nil {
-				return err
-			}
-		}
-		if key == "" {
-			return w.clickInChat(ctx, u, button)
-		}
-		keys, err := parseKeys(key)
-		if err != nil {
-			return err
-		}
-		return w.keys(ctx, keys...)
-	}
-	var sendKey, sendButton string
-	sent := false
-	for _, k := range []string{"enter", "ctrl+enter"} {
-		if err := typeAndSend(k, ""); err != nil {
-			return err
-		}
-		// A plugin that took the message (its input cleared) gets 10 s
-		// more: its request may be slow.
-		sent = got(4 * time.Second)
-		took := sent || cleared(ctx, w, u, in.Selector)
-		if !sent && took {
-			sent = got(10 * time.Second)
-		}
-		if took {
-			rep.Sent, sendKey = "key "+k, k
-			if !sent {
-				rep.Sent += " (the input was cleared, but no request came)"
-			}
-			break
-		}
-	}
-	if rep.Sent == "" {
-		for _, e := range rep.Elements {
-			l := strings.ToLower(e.Label)
-			if e.Kind == "button" && (strings.Contains(l, "send") || strings.Contains(l, "ask") || strings.Contains(l, "submit")) {
-				if err := typeAndSend("", e.Selector); err != nil {
-					return err
-				}
-				rep.Sent, sendButton = "button "+e.Selector, e.Selector
-				sent = got(4 * time.Second)
-				break
-			}
-		}
-	}
-	if !sent && rep.Sent != "" {
-		// A provider or model picker may hold the query back, or have sent
-		// it elsewhere: pick each option in turn, and send again if picking
-		// alone sends nothing. The view may have filled its pickers since
-		// it was first listed.
-		els := rep.Elements
-		if now, err := w.elements(ctx, u); err == nil {
-			els = now
-		}
-		for _, e := range els {
-			if e.Kind != "select" {
-				continue
-			}
-			for _, opt := range e.Options {
-				if opt == "" || opt == e.Value {
-					continue
-				}
-				what, body, arg := setupScript(adapter.Action{Select: &adapter.Value{Selector: e.Selector, Value: opt}})
-				if err := w.waitFor(ctx, what, js("ui, arg", `const c = chatDoc(ui); if (!c) return false; const d = c.d; `+body, jsChatDoc), u, arg); err != nil {
-					return err
-				}
-				sent = got(2 * time.Second)
-				if !sent {
-					if err := typeAndSend(sendKey, sendButton); err != nil {
-						return err
-					}
-					sent = got(4 * time.Second)
-				}
-				if sent {
-					rep.Setup = append(rep.Setup, fmt.Sprintf("select: {selector: '%s', value: %s}", e.Selector, opt))
-					break
-				}
-			}
-			if sent {
-				break
-			}
-		}
-	}
-	if !sent {
-		return errors.New("no request reached the capture endpoint (is the plugin pointed at {{capture_url}} with --setting?)")
+		rep.Notes = append(rep.Notes, "the answer: "+err.Error())
+	} else {
+		rep.Observed = &o
 	}
 	// Later requests (titles, summaries) follow the answer.
-	for got(3 * time.Second) {
+	for {
+		wctx, cancel := context.WithTimeout(ctx, p.limit)
+		ex, err := p.next(wctx)
+		cancel()
+		if err != nil {
+			break
+		}
+		rep.Requests = append(rep.Requests, ex)
 	}
-	return nil
+	rep.Chat = chatRequest(rep.Requests, p.msg)
+	return ctx.Err()
 }
 
-// cleared reports whether the input is empty now.
-func cleared(ctx context.Context, w *window, u ui, sel string) bool {
-	res, err := w.eval(ctx, js("ui, sel", `const c = chatDoc(ui); const el = c && c.d.querySelector(sel);
-		return !!el && ((el.value !== undefined && !el.isContentEditable) ? el.value === '' : (el.textContent || '').trim() === '');`, jsChatDoc), u, sel)
-	return err == nil && res.Bool()
+// chatRequest is the index of the request that carries the test message
+// as its last user message's words (a streamed one first), or 0.
+func chatRequest(reqs []dialog.Exchange, msg string) int {
+	best, bestStream := 0, false
+	found := false
+	for i, ex := range reqs {
+		body, err := dialog.ParseChatRequest(ex.Request)
+		if err != nil {
+			continue
+		}
+		if !strings.Contains(body.LastUser(), msg) {
+			continue
+		}
+		if !found || (body.Stream && !bestStream) {
+			best, bestStream, found = i, body.Stream, true
+		}
+	}
+	return best
 }
 
 // focusPath describes where the keyboard focus is, frame by frame, for an

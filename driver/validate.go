@@ -185,11 +185,11 @@ func (v *liveValidation) run(ctx context.Context, ws string) []Check {
 	// The chat document is ready: its elements are there or not at all.
 	const element = 10 * time.Second
 	inputOK := v.check(ctx, "input.selector", "the chat view has "+a.Input.Selector, element, func(ctx context.Context) error {
-		return w.waitFor(ctx, "the input exists", js("ui", `const c = chatDoc(ui); return !!c && !!c.d.querySelector(ui.input);`, jsChatDoc), v.u)
+		return w.waitFor(ctx, "the input exists", js("ui", `const c = chatDoc(ui); return !!c && !!qs(c.d, ui.input);`, jsChatDoc), v.u)
 	})
 	if b := a.Input.Send.Button; b != "" {
 		v.check(ctx, "input.send.button", "the chat view has "+b, element, func(ctx context.Context) error {
-			return w.waitFor(ctx, "the send button exists", js("ui, sel", `const c = chatDoc(ui); return !!c && !!c.d.querySelector(sel);`, jsChatDoc), v.u, b)
+			return w.waitFor(ctx, "the send button exists", js("ui, sel", `const c = chatDoc(ui); return !!c && !!qs(c.d, sel);`, jsChatDoc), v.u, b)
 		})
 	}
 	if !inputOK {

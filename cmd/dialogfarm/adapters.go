@@ -48,14 +48,39 @@ that has no adapter yet.`,
 	addToolFlags(validate)
 	probe := &cobra.Command{
 		Use:   "probe --extension PATH|VSIX",
-		Short: "Open a plugin's view and print its frames, interactive elements and the requests a test message sends",
-		Args:  cobra.NoArgs,
-		RunE:  func(cmd *cobra.Command, _ []string) error { return a.probe(cmd.Context()) },
+		Short: "Find a plugin's chat: its frames, elements, the input and way that send a test message, the answer; draft its adapter",
+		Long: `probe starts the editor with a plugin no adapter describes yet and opens its
+view. It lists the view's frames and its interactive and custom elements
+(through open shadow roots: "host >>> inner"), ranks its text inputs (rich
+editors and textareas before search boxes, file inputs and hidden fields; a
+label that speaks of asking or chat; wide and low in the view), and tries
+the best with Enter, Ctrl+Enter and send-like buttons, then after picking
+each option of the view's drop-downs, until a request reaches the capture
+endpoint. Each try is bounded (--attempt-timeout), and every try is printed.
+Then it watches the answer (where it shows, whether it is rendered from
+markdown, what marks its end) and the requests that follow it (titles).
+
+Point the plugin at the capture endpoint with --setting (workspace settings)
+or --file (a file written before the editor starts, e.g. a providers JSON in
+its global storage), with the placeholders of adapter files: {{capture_url}},
+its parts {{capture_origin}}, {{capture_host}}, {{capture_port}},
+{{capture_path}}, and {{secret}}, {{session}}, {{user_data}}, {{home}},
+{{extension_id}}.
+
+--write-adapter FILE writes a draft adapter from what it saw, which
+"adapters validate" accepts; comments say what each part rests on and what
+is left to check (TODO).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return a.probe(cmd.Context()) },
 	}
 	pf := probe.Flags()
 	pf.String("extension", "", "the plugin: an unpacked extension folder or a .vsix (required)")
-	pf.StringArray("setting", nil, "a setting that points the plugin at dialogfarm, KEY=VALUE (VALUE as JSON if it parses, with {{capture_url}}, {{secret}}, {{session}}); repeatable")
+	pf.StringArray("setting", nil, "a setting that points the plugin at dialogfarm, KEY=VALUE (VALUE as JSON if it parses, with placeholders such as {{capture_url}}); repeatable")
+	pf.StringArray("file", nil, "a file written under the editor's user-data folder before it starts, PATH=CONTENT or PATH=@LOCALFILE, path and content with placeholders (e.g. 'User/globalStorage/{{extension_id}}/providers.json=@providers.json'); repeatable")
+	pf.StringArray("home-file", nil, "like --file, under the simulator's HOME folder (for a plugin that reads ~/.something); repeatable")
 	pf.String("message", "Hello from dialogfarm probe", "test message typed into the view (empty: none)")
+	pf.Duration("attempt-timeout", driver.DefaultProbeAttempt, "longest wait for each try: typing the test message, then its request")
+	pf.String("write-adapter", "", "write a draft adapter YAML from what the probe saw to this file")
 	pf.String("out", "", "folder for the editor's files (default: a temporary folder, removed after)")
 	pf.Bool("json", false, "print the report as JSON")
 	addToolFlags(probe)
@@ -64,8 +89,9 @@ that has no adapter yet.`,
 }
 
 // liveRun prepares a one-session run in out (a temporary folder when
-// empty) with a capture endpoint answering from the offline stand-in.
-func (a *app) liveRun(ctx context.Context, out string, adapters []*adapter.Adapter) (driver.RunConfig, *capture.Server, func(), error) {
+// empty) with a capture endpoint answering with r (the offline stand-in
+// when nil).
+func (a *app) liveRun(ctx context.Context, out string, adapters []*adapter.Adapter, r capture.Responder) (driver.RunConfig, *capture.Server, func(), error) {
 	cleanup := func() {}
 	if out == "" {
 		tmp, err := os.MkdirTemp("", "dialogfarm-adapters-")
@@ -78,7 +104,10 @@ func (a *app) liveRun(ctx context.Context, out string, adapters []*adapter.Adapt
 	rc.Editor, rc.Browser, rc.Adapters = a.editorConfig(), a.browserConfig(), adapters
 	cc := capture.DefaultConfig()
 	cc.Classify = adapter.Classify(adapters)
-	srv, err := capture.Listen(ctx, cc, capture.Offline{}, nil, a.log)
+	if r == nil {
+		r = capture.Offline{}
+	}
+	srv, err := capture.Listen(ctx, cc, r, nil, a.log)
 	if err != nil {
 		cleanup()
 		return rc, nil, nil, err
@@ -103,7 +132,7 @@ func (a *app) validateAdapter(ctx context.Context, name string) error {
 	if !a.v.GetBool("live") {
 		return nil
 	}
-	rc, srv, done, err := a.liveRun(ctx, a.v.GetString("out"), []*adapter.Adapter{ad})
+	rc, srv, done, err := a.liveRun(ctx, a.v.GetString("out"), []*adapter.Adapter{ad}, nil)
 	if err != nil {
 		return err
 	}
@@ -149,22 +178,79 @@ func (a *app) probe(ctx context.Context) error {
 		}
 		settings[k] = val
 	}
-	rc, srv, done, err := a.liveRun(ctx, a.v.GetString("out"), nil)
+	var files []adapter.File
+	for _, flag := range []string{"file", "home-file"} {
+		for _, kv := range a.v.GetStringSlice(flag) {
+			f, err := probeFile(flag, kv)
+			if err != nil {
+				return err
+			}
+			files = append(files, f)
+		}
+	}
+	draft := a.v.GetString("write-adapter")
+	rc, srv, done, err := a.liveRun(ctx, a.v.GetString("out"), nil, probeResponder())
 	if err != nil {
 		return err
 	}
 	defer done()
-	rep, err := driver.Probe(ctx, rc, driver.ProbeConfig{Extension: ext, Settings: settings, Message: a.v.GetString("message")}, srv, a.log)
+	pc := driver.ProbeConfig{Extension: ext, Settings: settings, Files: files, Message: a.v.GetString("message"), Attempt: a.v.GetDuration("attempt-timeout")}
+	rep, err := driver.Probe(ctx, rc, pc, srv, a.log)
 	if a.v.GetBool("json") {
 		enc := json.NewEncoder(a.stdout)
 		enc.SetIndent("", "  ")
 		if jerr := enc.Encode(rep); jerr != nil {
 			return jerr
 		}
+	} else {
+		printProbe(a.stdout, rep)
+	}
+	if err != nil || draft == "" {
 		return err
 	}
-	printProbe(a.stdout, rep)
-	return err
+	data, derr := driver.DraftAdapter(rep, draft)
+	if data != nil {
+		if werr := os.WriteFile(draft, data, 0o644); werr != nil {
+			return fmt.Errorf("probe: write the draft adapter: %w", werr)
+		}
+		fmt.Fprintf(a.stderr, "draft adapter written to %s\n", draft)
+	}
+	return derr
+}
+
+// probeFile reads a --file or --home-file value, PATH=CONTENT or
+// PATH=@LOCALFILE.
+func probeFile(flag, kv string) (adapter.File, error) {
+	path, content, ok := strings.Cut(kv, "=")
+	if !ok || path == "" {
+		return adapter.File{}, fmt.Errorf("probe: --%s %q: want PATH=CONTENT or PATH=@LOCALFILE", flag, kv)
+	}
+	if local, ok := strings.CutPrefix(content, "@"); ok {
+		data, err := os.ReadFile(local)
+		if err != nil {
+			return adapter.File{}, fmt.Errorf("probe: --%s %s: %w", flag, path, err)
+		}
+		content = string(data)
+	}
+	f := adapter.File{Path: path, Content: content}
+	if flag == "home-file" {
+		f.Root = adapter.RootHome
+	}
+	return f, nil
+}
+
+// probeResponder answers the probe's requests: a streamed (chat) request
+// with a short markdown answer (bold, inline code, a fenced block) from
+// which the probe tells whether the view renders markdown; any other with
+// a short title. Its answers are placeholders, never training data.
+func probeResponder() capture.Responder {
+	return capture.ResponderFunc(func(ctx context.Context, req capture.Request) (capture.Answer, error) {
+		ans := capture.Answer{Responder: "probe", Model: "probe", Offline: true, Text: "Probe title"}
+		if req.Stream {
+			ans.Text = fmt.Sprintf("Probe answer %d. **Bold**, `a < b` and a block:\n\n```text\n<probe> & done\n```\n", req.Seq)
+		}
+		return ans, ctx.Err()
+	})
 }
 
 func printProbe(w io.Writer, r driver.ProbeReport) {
@@ -188,22 +274,49 @@ func printProbe(w io.Writer, r driver.ProbeReport) {
 		}
 		fmt.Fprintf(w, "  - %s   # %s\n", f, src)
 	}
-	fmt.Fprintln(w, "elements:")
+	fmt.Fprintln(w, "elements (custom elements with their shadow root; inside one: HOST >>> INNER):")
 	for _, e := range r.Elements {
-		fmt.Fprintf(w, "  %-16s %-40s %q", e.Kind, e.Selector, e.Label)
+		fmt.Fprintf(w, "  %-16s %-48s %q", e.Kind, e.Selector, e.Label)
+		if e.Shadow != "" {
+			fmt.Fprintf(w, " shadow %s", e.Shadow)
+		}
 		if e.Disabled {
 			fmt.Fprint(w, " disabled")
 		}
-		if e.Kind == "select" {
+		if e.Hidden {
+			fmt.Fprint(w, " hidden")
+		}
+		if len(e.Options) > 0 {
 			fmt.Fprintf(w, " value %q options %q", e.Value, e.Options)
 		}
 		fmt.Fprintln(w)
+	}
+	if len(r.Inputs) > 0 {
+		fmt.Fprintln(w, "text inputs, best first:")
+		for _, in := range r.Inputs {
+			state := ""
+			if !in.Visible {
+				state += " hidden"
+			}
+			if !in.Enabled {
+				state += " disabled"
+			}
+			fmt.Fprintf(w, "  %4d %-15s %-48s %q%s   (%s)\n", in.Score, in.Kind, in.Selector, in.Label, state, in.Why)
+		}
+	}
+	if len(r.Attempts) > 0 {
+		fmt.Fprintln(w, "tries:")
+		for _, a := range r.Attempts {
+			fmt.Fprintf(w, "  %-40s %-50s %5.1fs  %s\n", a.Input, a.Method, a.Seconds, a.Outcome)
+		}
 	}
 	if r.Sent != "" {
 		fmt.Fprintf(w, "test message sent by: %s\n", r.Sent)
 	}
 	for _, s := range r.Setup {
-		fmt.Fprintf(w, "it went out only after: %s   (a setup step)\n", s)
+		if s.Select != nil {
+			fmt.Fprintf(w, "it went out only after: select %s = %s   (a setup step)\n", s.Select.Selector, s.Select.Value)
+		}
 	}
 	fmt.Fprintf(w, "requests (%d):\n", len(r.Requests))
 	for i, ex := range r.Requests {
@@ -211,12 +324,37 @@ func printProbe(w io.Writer, r driver.ProbeReport) {
 		if len(body) > 1500 {
 			body = body[:1500] + "…"
 		}
-		fmt.Fprintf(w, "  %d: %s\n", i+1, body)
+		what := "after the answer"
+		if i == r.Chat {
+			what = "the chat request"
+		}
+		fmt.Fprintf(w, "  %d (%s): %s\n", i+1, what, body)
 	}
-	if r.DOM != "" {
+	if o := r.Observed; o != nil {
+		fmt.Fprintf(w, "answer: user %q, selector %q, text %q, compare %s, done %s\n", o.User, o.Answer, o.Text, o.Compare, doneString(o.Done))
+		for _, e := range o.Evidence {
+			fmt.Fprintf(w, "  %s\n", e)
+		}
+	} else if r.DOM != "" {
 		fmt.Fprintf(w, "chat view after the test message (for answer.user, answer.selector, answer.text, answer.done):\n%s\n", r.DOM)
 	}
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)
+	}
+}
+
+// doneString writes a done condition as its adapter field.
+func doneString(d adapter.Done) string {
+	switch {
+	case d.Attribute != nil:
+		return fmt.Sprintf("attribute %s in %q", d.Attribute.Name, d.Attribute.Values)
+	case d.Appears != "":
+		return "appears " + d.Appears
+	case d.Disappears != "":
+		return "disappears " + d.Disappears
+	case d.Enabled != "":
+		return "enabled " + d.Enabled
+	default:
+		return fmt.Sprintf("stable_ms %d", d.StableMS)
 	}
 }

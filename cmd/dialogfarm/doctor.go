@@ -65,7 +65,7 @@ func (a *app) doctor(ctx context.Context) error {
 		report("modules", problem, ad.Extension.ID+": ships every package its scripts require")
 	}
 	if a.v.GetBool("live") && len(adapters) > 0 && bad == 0 {
-		rc, srv, done, err := a.liveRun(ctx, "", adapters)
+		rc, srv, done, err := a.liveRun(ctx, "", adapters, nil)
 		if err != nil {
 			return err
 		}
