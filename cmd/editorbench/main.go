@@ -94,6 +94,13 @@ type options struct {
 	Latency    bool
 	QueueBench string
 	Summary    []string
+	// Startup is how many start-up runs to measure (0: none); with it,
+	// nothing else is measured. StartupWindows is the windows each run
+	// opens one after the other, StartupAlt a variant file the runs
+	// alternate with the defaults.
+	Startup        int
+	StartupWindows int
+	StartupAlt     string
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
@@ -114,6 +121,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.Root, "root", ".", "the dialogfarm checkout (tools/ from `make setup`, plugin/, examples/)")
 	fs.StringVar(&o.Repo, "repo", "", "the repository the configs are written on (a copy is driven; its Python, Go, JavaScript and TypeScript files with top-level functions, at least 2; default: ROOT/examples/sample-repo)")
 	summary := fs.String("summary", "", "print only the farm summary of earlier -json reports (comma-separated files): one table of their levels and all their targets")
+	fs.IntVar(&o.Startup, "startup", 0, "measure only where a window's start-up CPU goes, over this many fresh starts (code-server, Chromium, each window's first dialogue and warm ones, CPU by process from /proc)")
+	fs.IntVar(&o.StartupWindows, "startup-windows", 2, "windows each -startup run opens, one after the other")
+	fs.StringVar(&o.StartupAlt, "startup-alt", "", "a variant for -startup to alternate with the defaults: JSON {name, settings (user settings over the defaults), chromium (browser binary), code_server (its launcher), renderer_processes}")
 	browsers := fs.String("browser", string(driver.BackendRod), "browser backends to measure, comma-separated: rod, chromedp")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -140,6 +150,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 			return o, fmt.Errorf("-browser: %s twice", b)
 		}
 		o.Browsers = append(o.Browsers, b)
+	}
+	if o.Startup < 0 || o.StartupWindows < 1 {
+		return o, errors.New("-startup must be at least 0, -startup-windows at least 1")
 	}
 	if o.Runs < 1 || o.PerSession < 1 || o.Rounds < 0 {
 		return o, errors.New("-runs and -per-session must be at least 1, -rounds at least 0")
@@ -183,6 +196,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 	}
 	defer func() { err = errors.Join(err, cleanup()) }()
 
+	if opts.Startup > 0 {
+		b.backend = opts.Browsers[0]
+		fig, err := b.measureStartup(ctx)
+		if fig != nil {
+			var sb strings.Builder
+			fig.print(&sb)
+			fmt.Fprint(stdout, sb.String())
+			if opts.JSON != "" {
+				err = errors.Join(err, writeStartupJSON(opts.JSON, fig))
+			}
+		}
+		return err
+	}
 	var reps []*report
 	for _, backend := range opts.Browsers {
 		b.backend, b.versions = backend, dialog.Versions{}
