@@ -156,9 +156,19 @@ const (
 	extraSimulatorMemory = 640 << 20
 )
 
+// maxAutoSessions is the most simulators --sessions auto opens: the
+// ceiling of --sessions itself (cmd/dialogfarm/ranges.go).
+const maxAutoSessions = 64
+
 // AutoSessions is how many simulators to open on this machine for
-// `--sessions auto`: two per core, as many as available memory holds (see
-// firstSimulatorMemory), at least 1 and at most 8.
+// `--sessions auto`: as many as available memory holds (see
+// firstSimulatorMemory), at least 1 and at most maxAutoSessions; two per
+// core when memory cannot be read. It is not bounded by the cores: how
+// many dialogues run at once is the Budget's to decide, dialogue by
+// dialogue, from the machine's CPU and memory, so a slow model (most of
+// a dialogue spent waiting, which costs a window almost nothing) fills
+// more windows than a fast one. A slot's window loads the workbench
+// only when the Budget first admits a dialogue on it.
 func AutoSessions(cores int) int {
 	fs, err := procfs.NewDefaultFS()
 	var mem uint64
@@ -176,11 +186,10 @@ func AutoSessions(cores int) int {
 func autoSessions(cores int, mem uint64, known bool) int {
 	n := 2 * cores
 	if known {
-		fit := 1
+		n = 1
 		if mem > firstSimulatorMemory {
-			fit += int((mem - firstSimulatorMemory) / extraSimulatorMemory)
+			n += int((mem - firstSimulatorMemory) / extraSimulatorMemory)
 		}
-		n = min(n, fit)
 	}
-	return max(1, min(n, 8))
+	return max(1, min(n, maxAutoSessions))
 }

@@ -107,12 +107,13 @@ func TestAutoSessions(t *testing.T) {
 		known bool
 		want  int
 	}{
-		{cores: 2, mem: 16 * gib, known: true, want: 4},   // two per core
-		{cores: 8, mem: 64 * gib, known: true, want: 8},   // at most 8
+		{cores: 2, mem: 16 * gib, known: true, want: 23},  // memory decides, not the cores: 1 + (16384-1800)/640
+		{cores: 8, mem: 64 * gib, known: true, want: 64},  // at most 64, the ceiling of --sessions
 		{cores: 2, mem: 3 * gib, known: true, want: 2},    // 1.8 GiB + 640 MiB fits, a third does not
 		{cores: 4, mem: 4 * gib, known: true, want: 4},    // 1.8 GiB + 3 x 640 MiB = 3.7 GiB
 		{cores: 2, mem: 1 * gib, known: true, want: 1},    // always one
-		{cores: 2, mem: 0, known: false, want: 4},         // memory unknown: cores decide
+		{cores: 2, mem: 0, known: false, want: 4},         // memory unknown: two per core
+		{cores: 64, mem: 0, known: false, want: 64},       // and at most 64
 		{cores: 1, mem: 2500 << 20, known: true, want: 2}, // 1.8 GiB + 640 MiB
 		{cores: 16, mem: 5 * gib, known: true, want: 6},   // 1 + (5120-1800)/640 = 6
 	} {

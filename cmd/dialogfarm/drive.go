@@ -65,7 +65,7 @@ func (a *app) queryModel() (configgen.Model, error) {
 // addDriveFlags adds the flags of the drive stage.
 func addDriveFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
-	f.String("sessions", "1", "simulators (browser windows) driving at once on one code-server; auto: as many as CPU and memory allow (at most 8), each dialogue admitted while the machine has CPU and memory to spare; 0 with --nats leaves the driving to remote workers")
+	f.String("sessions", "1", "simulators (browser windows) driving at once on one code-server; auto: as many windows as available memory holds (at most 64), each dialogue admitted while the machine has CPU and memory to spare; 0 with --nats leaves the driving to remote workers")
 	f.StringSlice("adapter", []string{adapter.DefaultName}, "plugin adapter: a bundled name ("+strings.Join(adapter.Bundled(), ", ")+") or an adapter YAML file; repeat for several plugins (the first drives configs without a plugin field)")
 	f.String("isolation", "", "what a simulator is: window (a window of one code-server every simulator shares) or editor (a window of a code-server of its own: its own user-data, HOME, XDG folders and extension state, for plugins that keep their endpoint in global state or files); empty: what the adapters say (editor if any says so)")
 	f.Duration("answer-timeout", 5*time.Minute, "longest wait for one answer")
@@ -200,8 +200,8 @@ func readConfigs(path string) ([]dialog.ChatConfig, error) {
 	return dialog.ReadConfigs(f, path)
 }
 
-// parseSessions reads --sessions: a count, or auto (two per core, bounded
-// by memory, with each dialogue admitted by a CPU and memory budget).
+// parseSessions reads --sessions: a count, or auto (as many as memory
+// holds, with each dialogue admitted by a CPU and memory budget).
 func parseSessions(v string) (n int, auto bool, err error) {
 	if v == "auto" {
 		return farm.AutoSessions(runtime.NumCPU()), true, nil
