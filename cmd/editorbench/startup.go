@@ -190,6 +190,9 @@ func (b *bench) startupRun(ctx context.Context, i int, v variant) (res startupRu
 		c := rss.cpuBetween(t0, t1)
 		res.Phases = append(res.Phases, startupPhase{Name: name, Wall: t1.Sub(t0).Seconds(), CPU: c.editor + c.browser, Self: c.self, ByClass: c.classes})
 	}
+	// A sample before the start is the zero every phase is measured
+	// from: the sampler's own first one may come late under load.
+	rss.sample(runFolderPIDs(out)())
 	t0 := time.Now()
 	if err := r.Start(ctx); err != nil {
 		return res, fmt.Errorf("start-up run %d (%s): start editor and browser in %s: %w", i, v.Name, out, err)
