@@ -90,7 +90,10 @@ type options struct {
 	Browsers   []driver.Backend
 	// Isolation is what a simulator is in the throughput levels: window
 	// (a window of one code-server) or editor (a code-server each).
-	Isolation  string
+	Isolation string
+	// Renderers caps Chromium's renderer processes in the throughput
+	// levels (-1: the driver's default).
+	Renderers  int
 	Latency    bool
 	QueueBench string
 	Summary    []string
@@ -118,6 +121,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.DurationVar(&o.ModelDelay, "model-delay", 2*time.Second, "fake model time per answer in the throughput levels")
 	fs.StringVar(&o.JSON, "json", "", "also write the figures as JSON to this file")
 	fs.StringVar(&o.Isolation, "isolation", adapter.IsolationWindow, "what a simulator is in the throughput levels: window (a window of one code-server every simulator shares) or editor (a window of a code-server of its own, as drive --isolation editor)")
+	fs.IntVar(&o.Renderers, "renderers", -1, "Chromium renderer processes the windows share in the throughput levels (0: one per window; -1: the driver's default, one per two cores)")
 	fs.StringVar(&o.Root, "root", ".", "the dialogfarm checkout (tools/ from `make setup`, plugin/, examples/)")
 	fs.StringVar(&o.Repo, "repo", "", "the repository the configs are written on (a copy is driven; its Python, Go, JavaScript and TypeScript files with top-level functions, at least 2; default: ROOT/examples/sample-repo)")
 	summary := fs.String("summary", "", "print only the farm summary of earlier -json reports (comma-separated files): one table of their levels and all their targets")
@@ -400,6 +404,7 @@ func targets(rep *report, delay time.Duration) []target {
 	ts = append(ts,
 		newTarget(what, extraRSS(rep), two, "<=", limit, " MiB"),
 		newTarget("  diagnostic: the same as PSS (shared pages counted once)", extraPSS(rep), two, "<=", limit, " MiB"))
+	ts = append(ts, scaleTargets(rep)...)
 	if q := rep.Queue; q != nil {
 		ts = append(ts, newTarget("queue CPU per job (BenchmarkJobOverhead; bar: 1% of the 1.5 s per dialogue)", q.CPUMicros.Median/1e3, q.CPUMicros.N > 0, "<=", queueCPUBudget*1e3, " ms"))
 	}

@@ -48,6 +48,9 @@ func (b *bench) runLevel(ctx context.Context, out string, n int, cfgs []dialog.C
 	rc := driver.DefaultRunConfig(b.root, out)
 	resp.Reader = adapter.Set(rc.Adapters)
 	rc.Sessions, rc.PluginVersion, rc.Browser.Backend, rc.Isolation = n, b.plugin, b.backend, b.opts.Isolation
+	if b.opts.Renderers >= 0 {
+		rc.Browser.RendererProcesses = b.opts.Renderers
+	}
 	cc := capture.DefaultConfig()
 	cc.Classify = adapter.Classify(rc.Adapters)
 	var (

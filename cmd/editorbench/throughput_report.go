@@ -185,3 +185,26 @@ func orWindow(isolation string) string {
 	}
 	return isolation
 }
+
+// scaleTargets are issue 43's targets for many window simulators on one
+// machine, when the largest level has 8 or more against a 1-simulator
+// level: its CPU per dialogue at most 1.2x one simulator's (whole run
+// and steady), its dialogues per minute at least 0.75x linear (16
+// simulators >= 12x one), and at most 300 MiB per extra simulator.
+func scaleTargets(rep *report) []target {
+	lo, hi, ok := rep.extremeLevels()
+	if !ok || lo.Sessions != 1 || hi.Sessions < 8 {
+		return nil
+	}
+	name := fmt.Sprintf("issue 43: CPU s per dialogue at %d simulators vs 1, whole run", hi.Sessions)
+	ts := []target{
+		newTarget(fmt.Sprintf("issue 43: %d simulators vs 1: dialogues/min, whole run (0.75x linear)", hi.Sessions),
+			hi.Ratio, hi.Ratio > 0, ">=", 0.75*float64(hi.Sessions), "x"),
+		newTarget(name, ratio(hi.Whole.Total, lo.Whole.Total), hi.Whole.Total > 0 && lo.Whole.Total > 0, "<=", 1.2, "x"),
+		newTarget("  the same, steady", ratio(hi.Steady.Total, lo.Steady.Total), hi.Steady.Total > 0 && lo.Steady.Total > 0, "<=", 1.2, "x"),
+	}
+	if orWindow(rep.Isolation) == adapter.IsolationWindow {
+		ts = append(ts, newTarget("issue 43: RSS per extra window simulator (code-server + Chromium)", extraRSS(rep), true, "<=", 300, " MiB"))
+	}
+	return ts
+}

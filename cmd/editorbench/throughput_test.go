@@ -264,3 +264,40 @@ func TestIsolatedSimulatorTarget(t *testing.T) {
 	}
 	t.Error("no memory target")
 }
+
+func TestScaleTargets(t *testing.T) {
+	rep := &report{Throughput: []level{
+		{Sessions: 1, PerMinute: stats{N: 1, Median: 4}, Steady: cpuPerDialogue{Total: 1}, Whole: cpuPerDialogue{Total: 2},
+			PeakRSSEditorMiB: 500, PeakRSSBrowserMiB: 1000},
+		{Sessions: 16, PerMinute: stats{N: 1, Median: 50}, Steady: cpuPerDialogue{Total: 1.3}, Whole: cpuPerDialogue{Total: 2.2},
+			PeakRSSEditorMiB: 2000, PeakRSSBrowserMiB: 3500},
+	}}
+	got := map[string]target{}
+	for _, tg := range targets(rep, 10*time.Second) {
+		got[tg.Name] = tg
+	}
+	for name, w := range map[string]struct {
+		value float64
+		met   bool
+	}{
+		"issue 43: 16 simulators vs 1: dialogues/min, whole run (0.75x linear)": {12.5, true},
+		"issue 43: CPU s per dialogue at 16 simulators vs 1, whole run":         {1.1, true},
+		"  the same, steady": {1.3, false},
+		"issue 43: RSS per extra window simulator (code-server + Chromium)": {4000.0 / 15, true},
+	} {
+		tg, ok := got[name]
+		if !ok {
+			t.Errorf("no target %q", name)
+			continue
+		}
+		if math.Abs(tg.Value-w.value) > 1e-9 || tg.Met != w.met {
+			t.Errorf("%s: %.4f met %v, want %.4f met %v", name, tg.Value, tg.Met, w.value, w.met)
+		}
+	}
+	rep.Throughput = rep.Throughput[:1]
+	for _, tg := range targets(rep, 10*time.Second) {
+		if strings.HasPrefix(tg.Name, "issue 43") {
+			t.Errorf("target %q with one level", tg.Name)
+		}
+	}
+}
