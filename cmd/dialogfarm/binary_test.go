@@ -1,9 +1,11 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"testing"
 )
 
@@ -40,12 +42,39 @@ func shortTempDir(t *testing.T, prefix string) string {
 	return tmp
 }
 
-// buildBinary builds the dialogfarm command into dir, as a user runs it.
+// built is the dialogfarm command built once for the whole test binary
+// (a build links for 5-20 s here; nine tests run it); TestMain removes
+// its folder.
+var built struct {
+	once sync.Once
+	dir  string
+	err  error
+}
+
+// buildBinary puts the dialogfarm command, as a user runs it, into dir
+// (a link to the one build of this test process).
 func buildBinary(t *testing.T, dir string) string {
 	t.Helper()
+	built.once.Do(func() {
+		if built.dir, built.err = os.MkdirTemp("", "dialogfarm-bin-"); built.err != nil {
+			return
+		}
+		if out, err := exec.Command("go", "build", "-o", filepath.Join(built.dir, "dialogfarm"), ".").CombinedOutput(); err != nil {
+			built.err = fmt.Errorf("go build: %w\n%s", err, out)
+		}
+	})
+	if built.err != nil {
+		t.Fatal(built.err)
+	}
 	bin := filepath.Join(dir, "dialogfarm")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	if err := os.Link(filepath.Join(built.dir, "dialogfarm"), bin); err != nil {
+		data, err := os.ReadFile(filepath.Join(built.dir, "dialogfarm"))
+		if err == nil {
+			err = os.WriteFile(bin, data, 0o755)
+		}
+		if err != nil {
+			t.Fatalf("copy the dialogfarm binary: %v", err)
+		}
 	}
 	return bin
 }
