@@ -91,12 +91,12 @@ func TestExecJudgePython(t *testing.T) {
 
 func TestExecJudgeGo(t *testing.T) {
 	ej := execJudgeFor(t, traceGoFixture(t))
-	judgeAnswers(t, ej, "gofix__step-004", vocab.IntentGenerate, LangGo, []answerCase{
+	judgeAnswers(t, ej, "gofix__step-005", vocab.IntentGenerate, LangGo, []answerCase{
 		{"correct", "Both functions:\n\n```go\nfunc (s Square) Area() int { return s.S * s.S }\n\nfunc Describe(s Shape) string {\n\treturn fmt.Sprintf(\"area %d\", s.Area())\n}\n```\n", 5, "", "PASS"},
 		{"wrong", "Both functions:\n\n```go\nfunc (s Square) Area() int { return s.S + s.S }\n\nfunc Describe(s Shape) string {\n\treturn fmt.Sprintf(\"area %d\", s.Area())\n}\n```\n", 2, judge.RuleTestsFail, "Describe = \"area 6\""},
 		{"does not build", "Both functions:\n\n```go\nfunc (s Square) Area() int { return \"nine\" }\n\nfunc Describe(s Shape) string {\n\treturn fmt.Sprintf(\"area %d\", s.Area())\n}\n```\n", 1, judge.RuleDoesNotBuild, "cannot use \"nine\""},
 	})
-	judgeAnswers(t, ej, "gofix__step-004__tests", vocab.IntentTests, LangGo, []answerCase{
+	judgeAnswers(t, ej, "gofix__step-005__tests", vocab.IntentTests, LangGo, []answerCase{
 		{"tests that test", "A test:\n\n```go\nfunc TestDescribeSquare(t *testing.T) {\n\tif got := shapes.Describe(shapes.Square{S: 2}); got != \"area 4\" {\n\t\tt.Fatalf(\"got %q\", got)\n\t}\n}\n```\n", 5, "", "PASS"},
 	})
 }

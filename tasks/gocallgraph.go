@@ -24,7 +24,9 @@ type callSite struct {
 // included, so that types made only by tests flow into interface calls):
 // CHA first, refined by VTA over the module's own functions. Calls into
 // closures are left out (a closure is part of the node that declares it);
-// calls to synthetic wrappers are followed to the real method.
+// calls to synthetic wrappers are followed to the real method, and an
+// instantiated generic function (Sum[int]) stands for its declaration
+// (Sum), as caller and as callee.
 func goCallSites(ctx context.Context, repo string, patterns []string, ix nodeIndex) ([]callSite, error) {
 	cfg := &packages.Config{Context: ctx, Dir: repo, Tests: true, Mode: packages.LoadAllSyntax}
 	initial, err := packages.Load(cfg, patterns...)
@@ -60,12 +62,17 @@ func goCallSites(ctx context.Context, repo string, patterns []string, ix nodeInd
 			}
 		}
 	}
+	// Synthetic nodes are kept: DeleteSyntheticNodes would also delete
+	// the instances of generic functions ("instance of Sum") and join
+	// their callers to their callees.
 	cg := vta.CallGraph(funcs, cha.CallGraph(prog))
-	cg.DeleteSyntheticNodes()
 	seen := map[callSite]bool{}
 	var out []callSite
 	for fn, n := range cg.Nodes {
-		from, ok := nodeOf(fn)
+		if fn == nil || isWrapper(fn) { // its calls are followed from its callers
+			continue
+		}
+		from, ok := nodeOf(declared(fn))
 		if !ok {
 			continue
 		}
@@ -92,22 +99,19 @@ func goCallSites(ctx context.Context, repo string, patterns []string, ix nodeInd
 }
 
 // realCallees follows an edge through synthetic wrappers (bound methods,
-// pointer-receiver wrappers, thunks) to the declared functions they call.
+// pointer-receiver wrappers, thunks) to the declared functions they call;
+// an instance of a generic function is its declaration.
 func realCallees(e *callgraph.Edge) []*ssa.Function {
 	var out []*ssa.Function
 	seen := map[*callgraph.Node]bool{}
 	var walk func(n *callgraph.Node)
 	walk = func(n *callgraph.Node) {
-		if seen[n] {
+		if seen[n] || n.Func == nil {
 			return
 		}
 		seen[n] = true
-		fn := n.Func
-		if fn.Synthetic == "" {
-			if o := fn.Origin(); o != nil {
-				fn = o
-			}
-			out = append(out, fn)
+		if !isWrapper(n.Func) {
+			out = append(out, declared(n.Func))
 			return
 		}
 		for _, e := range n.Out {
@@ -116,4 +120,20 @@ func realCallees(e *callgraph.Edge) []*ssa.Function {
 	}
 	walk(e.Callee)
 	return out
+}
+
+// isWrapper reports a synthetic function that stands for no declaration
+// of its own (bound method, wrapper, thunk); x/tools also marks instances
+// of generic functions synthetic ("instance of X"), and those are not
+// wrappers.
+func isWrapper(fn *ssa.Function) bool {
+	return fn.Synthetic != "" && fn.Origin() == nil
+}
+
+// declared is the function as declared: an instance's generic origin.
+func declared(fn *ssa.Function) *ssa.Function {
+	if o := fn.Origin(); o != nil {
+		return o
+	}
+	return fn
 }

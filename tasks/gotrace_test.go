@@ -60,6 +60,9 @@ func TestTraceGoFixture(t *testing.T) {
 		"calc.DoubleAll -> calc.Apply",
 		"calc.DoubleAll -> calc.double",
 		"calc.Parallel -> calc.worker",
+		"gen.Drain -> gen.(*Stack).Pop", // calls through instances of generic code
+		"gen.Sum -> gen.add",
+		"gen.SumInts -> gen.Sum",
 		"shapes.(*Rect).Area -> shapes.mul",
 		"shapes.Describe -> shapes.Square.Area",
 		"shapes.Total -> shapes.(*Rect).Area",
@@ -74,6 +77,9 @@ func TestTraceGoFixture(t *testing.T) {
 		"calc.TestParallel":   {"calc.Parallel", "calc.worker"},
 		"calc.TestMixed":      {"calc.Apply", "calc.DoubleAll", "calc.Parallel", "calc.double", "calc.worker"},
 		"calc.TestLookup":     {"calc.Lookup"},
+		"gen.TestStack":       {"gen.(*Stack).Pop", "gen.(*Stack).Push", "gen.Drain"},
+		"gen.TestSum":         {"gen.Sum", "gen.add"},
+		"gen.TestSumInts":     {"gen.Sum", "gen.SumInts", "gen.add"},
 		"shapes.TestTotal":    {"shapes.(*Rect).Area", "shapes.Square.Area", "shapes.Total", "shapes.mul"},
 		"shapes.TestDescribe": {"shapes.Describe", "shapes.Square.Area"},
 	}

@@ -95,8 +95,11 @@ func TestRoundTripGo(t *testing.T) {
 		"calc.Lookup <- TestLookup",
 		"calc.Apply <- TestApply",
 		"calc.worker,calc.Parallel <- TestParallel",
+		"gen.Sum,gen.add <- TestSum",
 		"shapes.Square.Area,shapes.Describe <- TestDescribe",
 		"calc.double,calc.DoubleAll <- TestDoubleAll,TestMixed (merged TestMixed)",
+		"gen.SumInts <- TestSumInts",
+		"gen.(*Stack).Push,gen.(*Stack).Pop,gen.Drain <- TestStack",
 		"shapes.(*Rect).Area,shapes.mul,shapes.Total <- TestTotal",
 	}
 	if d := cmp.Diff(want, stepNames(g, b.Plan, "gofix/")); d != "" {
@@ -105,11 +108,11 @@ func TestRoundTripGo(t *testing.T) {
 	if a.StepsPassed != len(want) || a.VacuousF2P != 0 || a.MissedEdges != 0 {
 		t.Errorf("audit: %d/%d passed, %d vacuous, %d missed; want all passed", a.StepsPassed, a.StepsTotal, a.VacuousF2P, a.MissedEdges)
 	}
-	// step 4 stubs Describe, the last function of shapes.go: its patch
+	// step 5 stubs Describe, the last function of shapes.go: its patch
 	// ends at the file's last line, and still applies.
-	patch, _ := os.ReadFile(b.Tasks[3].Patch)
+	patch, _ := os.ReadFile(b.Tasks[4].Patch)
 	if !strings.Contains(string(patch), `-	panic("TODO: implement Describe")`) || !strings.Contains(string(patch), `+	return fmt.Sprintf("area %d", s.Area())`) {
-		t.Errorf("step 4 patch does not restore Describe:\n%s", patch)
+		t.Errorf("step 5 patch does not restore Describe:\n%s", patch)
 	}
 	// cumulative: step 1's skeleton has every later step stubbed too
 	skel, _ := os.ReadFile(filepath.Join(b.Tasks[0].SkeletonDir, "shapes", "shapes.go"))
