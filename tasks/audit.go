@@ -33,8 +33,11 @@ type StepAudit struct {
 	GoldFailed   []string `json:"gold_failed,omitempty"`
 	// Original state: every test passes in each run.
 	OriginalFailed []string `json:"original_failed,omitempty"`
-	Passed         bool     `json:"passed"`
-	Reasons        []string `json:"reasons,omitempty"`
+	// Leaks: the step's function bodies still found in its skeleton
+	// workspace or requirement (see Leak).
+	Leaks   []Leak   `json:"leaks,omitempty"`
+	Passed  bool     `json:"passed"`
+	Reasons []string `json:"reasons,omitempty"`
 	// Outputs of failing runs, by state and test, for the reader.
 	Outputs map[string]string `json:"outputs,omitempty"`
 }
@@ -48,6 +51,7 @@ type Audit struct {
 	StepsPassed   int         `json:"steps_passed"`
 	VacuousF2P    int         `json:"vacuous_f2p"`
 	MissedEdges   int         `json:"missed_edges"`
+	Leaks         int         `json:"leaks"`
 	OriginalRuns  int         `json:"original_runs"`
 	OriginalFails int         `json:"original_failures"`
 }
@@ -112,7 +116,7 @@ func AuditBuild(ctx context.Context, b *Build, opt AuditOptions) (*Audit, error)
 		opt.Log.Info("audit: state run", zap.Int("state", i+1), zap.Int("of", len(b.States)), zap.Int("tests", len(ts)))
 	}
 	for i, t := range b.Tasks {
-		sa := StepAudit{Step: t.Step, Outputs: map[string]string{}}
+		sa := StepAudit{Step: t.Step, Outputs: map[string]string{}, Leaks: t.Leaks}
 		skel, gold := results[i], results[i+1]
 		for _, id := range t.PassToPass {
 			if r := skel[id]; r.Outcome != OutcomePass {
@@ -161,6 +165,7 @@ func AuditBuild(ctx context.Context, b *Build, opt AuditOptions) (*Audit, error)
 		}
 		a.VacuousF2P += len(sa.Vacuous)
 		a.MissedEdges += len(sa.MissedEdges)
+		a.Leaks += len(sa.Leaks)
 	}
 	return a, nil
 }
@@ -179,6 +184,13 @@ func (sa *StepAudit) judge(nf2p int) {
 	add(sa.PatchApplies && !sa.PatchExact, "reference patch does not restore the next state exactly")
 	add(len(sa.GoldFailed) > 0, "tests fail with the reference patch")
 	add(len(sa.OriginalFailed) > 0, "tests fail on the original")
+	if len(sa.Leaks) > 0 {
+		var at []string
+		for _, l := range sa.Leaks {
+			at = append(at, l.String())
+		}
+		sa.Reasons = append(sa.Reasons, "leak: the solution is in the workspace: "+strings.Join(at, ", "))
+	}
 	sa.Passed = len(sa.Reasons) == 0
 }
 
@@ -222,11 +234,11 @@ func checkPatch(ctx context.Context, t StepTask, next map[string][]byte, repo st
 
 // Print writes the audit as a table.
 func (a *Audit) Print(w io.Writer) {
-	fmt.Fprintf(w, "%-5s %-6s %-5s %-5s %-7s %-6s %-5s %-5s %s\n", "step", "passed", "f2p", "stub", "vacuous", "missed", "patch", "gold", "reasons")
+	fmt.Fprintf(w, "%-5s %-6s %-5s %-5s %-7s %-6s %-5s %-5s %-5s %s\n", "step", "passed", "f2p", "stub", "vacuous", "missed", "patch", "gold", "leaks", "reasons")
 	for _, s := range a.Steps {
-		fmt.Fprintf(w, "%-5d %-6v %-5d %-5d %-7d %-6d %-5v %-5d %s\n", s.Step, s.Passed, s.F2PStub+len(s.Vacuous)+len(s.WrongError)+len(s.MissedEdges),
-			s.F2PStub, len(s.Vacuous), len(s.MissedEdges), s.PatchApplies && s.PatchExact, len(s.GoldFailed), strings.Join(s.Reasons, "; "))
+		fmt.Fprintf(w, "%-5d %-6v %-5d %-5d %-7d %-6d %-5v %-5d %-5d %s\n", s.Step, s.Passed, s.F2PStub+len(s.Vacuous)+len(s.WrongError)+len(s.MissedEdges),
+			s.F2PStub, len(s.Vacuous), len(s.MissedEdges), s.PatchApplies && s.PatchExact, len(s.GoldFailed), len(s.Leaks), strings.Join(s.Reasons, "; "))
 	}
-	fmt.Fprintf(w, "steps passing the audit: %d/%d; vacuous fail-to-pass flagged: %d; missed edges: %d; original failures over %d runs: %d\n",
-		a.StepsPassed, a.StepsTotal, a.VacuousF2P, a.MissedEdges, a.OriginalRuns, a.OriginalFails)
+	fmt.Fprintf(w, "steps passing the audit: %d/%d; vacuous fail-to-pass flagged: %d; missed edges: %d; leaks: %d; original failures over %d runs: %d\n",
+		a.StepsPassed, a.StepsTotal, a.VacuousF2P, a.MissedEdges, a.Leaks, a.OriginalRuns, a.OriginalFails)
 }

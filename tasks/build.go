@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"go.uber.org/zap"
@@ -24,6 +23,13 @@ type StepTask struct {
 	Requirement   string   `json:"requirement"`              // requirement document (markdown)
 	Merged        []string `json:"merged,omitempty"`         // tests merged into this step
 	RequirementBy string   `json:"requirement_by,omitempty"` // "template" or a model name
+	// Copies are the functions stubbed because they hold the body of a
+	// stubbed function (build-tag twins, vendored or generated copies),
+	// as file:line name in the original.
+	Copies []string `json:"stubbed_copies,omitempty"`
+	// Leaks are this step's function bodies still found in its skeleton
+	// workspace or requirement; the audit fails a step with any.
+	Leaks []Leak `json:"leaks,omitempty"`
 }
 
 // Build is the set of step tasks of one repository, in memory.
@@ -36,6 +42,11 @@ type Build struct {
 	// States[i] holds the files that differ from the original in step i+1's
 	// skeleton; States[len(Steps)] is the original (empty).
 	States []map[string][]byte
+
+	index *repoIndex
+	decls [][]funcDef // per step, its functions as its skeleton declares them
+	opt   BuildOptions
+	out   string
 }
 
 // BuildOptions configures BuildTasks.
@@ -50,7 +61,10 @@ type BuildOptions struct {
 // BuildTasks writes, for every step of plan, the skeleton overlay, the
 // reference patch, the requirement document and task.json under out/steps.
 // Step n's skeleton stubs the nodes of steps n..end, so no later code is
-// left in it; its reference patch turns it into step n+1's skeleton.
+// left in it, and every copy of their bodies elsewhere in the repository
+// that can be stubbed (see repoIndex.twins); its reference patch turns it
+// into step n+1's skeleton. Bodies still found in a step's workspace are
+// its Leaks.
 func BuildTasks(ctx context.Context, g *Graph, plan *Plan, out string, opt BuildOptions) (*Build, error) {
 	if opt.Log == nil {
 		opt.Log = zap.NewNop()
@@ -58,18 +72,21 @@ func BuildTasks(ctx context.Context, g *Graph, plan *Plan, out string, opt Build
 	if opt.Python == "" {
 		opt.Python = "/usr/bin/python3"
 	}
-	b := &Build{Repo: g.Repo, Language: g.Language, Graph: g, Plan: plan}
-	byID := map[string]Node{}
-	for _, n := range g.Nodes {
-		byID[n.ID] = n
+	ix, err := indexRepo(g.Repo, g.Language, opt.Python)
+	if err != nil {
+		return nil, err
 	}
-	orig := map[string][]byte{}
+	b := &Build{Repo: g.Repo, Language: g.Language, Graph: g, Plan: plan, index: ix, opt: opt, out: out}
+	st := newStubber(g, plan, ix, opt.Python)
+	var blocked []map[string][]Leak
+	var copies [][]string
 	for i := range plan.Steps {
-		st, err := stubState(opt.Python, g, byID, plan.Stubbed(i+1), orig)
+		files, cp, bl, err := st.state(plan.Stubbed(i + 1))
 		if err != nil {
 			return nil, fmt.Errorf("skeleton of step %d: %w", i+1, err)
 		}
-		b.States = append(b.States, st)
+		b.States = append(b.States, files)
+		copies, blocked = append(copies, cp), append(blocked, bl)
 	}
 	b.States = append(b.States, map[string][]byte{})
 	for i, s := range plan.Steps {
@@ -83,7 +100,7 @@ func BuildTasks(ctx context.Context, g *Graph, plan *Plan, out string, opt Build
 			if c, ok := next[f]; ok {
 				after[f] = c
 			} else {
-				after[f] = orig[f]
+				after[f] = st.original(f)
 			}
 		}
 		patch, err := gitDiff(ctx, skel, after)
@@ -91,10 +108,15 @@ func BuildTasks(ctx context.Context, g *Graph, plan *Plan, out string, opt Build
 			return nil, fmt.Errorf("reference patch of step %d: %w", s.N, err)
 		}
 		t := StepTask{Step: s.N, Language: g.Language, FailToPass: s.Tests, PassToPass: plan.PassToPass(s.N),
-			Files: files, Merged: s.Merged}
+			Files: files, Merged: s.Merged, Copies: copies[i]}
 		for _, id := range s.Nodes {
-			t.Nodes = append(t.Nodes, byID[id])
+			t.Nodes = append(t.Nodes, st.byID[id])
 		}
+		decls, err := skeletonDecls(g.Language, opt.Python, ix, skel, t.Nodes)
+		if err != nil {
+			return nil, fmt.Errorf("step %d: %w", s.N, err)
+		}
+		b.decls = append(b.decls, decls)
 		dir := filepath.Join(out, "steps", fmt.Sprintf("step-%03d", s.N))
 		t.SkeletonDir = filepath.Join(dir, "skeleton")
 		t.Patch = filepath.Join(dir, "reference.patch")
@@ -105,14 +127,11 @@ func BuildTasks(ctx context.Context, g *Graph, plan *Plan, out string, opt Build
 		if err := os.WriteFile(t.Patch, []byte(patch), 0o644); err != nil {
 			return nil, fmt.Errorf("write patch: %w", err)
 		}
-		req, by, err := requirement(ctx, opt.Model, filepath.Join(out, "requirements-cache"), g, t, orig)
+		req, err := b.writeRequirement(ctx, &t, decls)
 		if err != nil {
 			return nil, err
 		}
-		t.RequirementBy = by
-		if err := os.WriteFile(t.Requirement, []byte(req), 0o644); err != nil {
-			return nil, fmt.Errorf("write requirement: %w", err)
-		}
+		t.Leaks = st.leaks(t.Nodes, skel, blocked[i], req)
 		if err := WriteJSON(filepath.Join(dir, "task.json"), t); err != nil {
 			return nil, err
 		}
@@ -122,45 +141,18 @@ func BuildTasks(ctx context.Context, g *Graph, plan *Plan, out string, opt Build
 	return b, nil
 }
 
-// stubState returns the stubbed contents of every file holding one of ids;
-// orig caches the original contents.
-func stubState(python string, g *Graph, byID map[string]Node, ids []string, orig map[string][]byte) (map[string][]byte, error) {
-	perFile := map[string][]Node{}
-	for _, id := range ids {
-		n, ok := byID[id]
-		if !ok {
-			return nil, fmt.Errorf("node %s is not in the graph", id)
-		}
-		perFile[n.File] = append(perFile[n.File], n)
+// writeRequirement writes t's requirement document (template or model)
+// and returns its text.
+func (b *Build) writeRequirement(ctx context.Context, t *StepTask, decls []funcDef) (string, error) {
+	req, by, err := requirement(ctx, b.opt.Model, filepath.Join(b.out, "requirements-cache"), b.Graph, *t, decls)
+	if err != nil {
+		return "", err
 	}
-	st := map[string][]byte{}
-	for _, f := range sortedKeys(perFile) {
-		src, ok := orig[f]
-		if !ok {
-			var err error
-			if src, err = os.ReadFile(filepath.Join(g.Repo, f)); err != nil {
-				return nil, fmt.Errorf("read %s: %w", f, err)
-			}
-			orig[f] = src
-		}
-		var out []byte
-		var err error
-		switch g.Language {
-		case LangGo:
-			lines := map[int]bool{}
-			for _, n := range perFile[f] {
-				lines[n.Line] = true
-			}
-			out, err = stubGo(filepath.Join(g.Repo, f), src, lines)
-		default:
-			out, err = stubPython(python, f, src, perFile[f])
-		}
-		if err != nil {
-			return nil, err
-		}
-		st[f] = out
+	t.RequirementBy = by
+	if err := os.WriteFile(t.Requirement, []byte(req), 0o644); err != nil {
+		return "", fmt.Errorf("write requirement: %w", err)
 	}
-	return st, nil
+	return req, nil
 }
 
 func writeFiles(dir string, files map[string][]byte) error {
@@ -208,49 +200,4 @@ func gitDiff(ctx context.Context, before, after map[string][]byte) (string, erro
 		return "", err
 	}
 	return git("diff", "--no-color", "--no-ext-diff")
-}
-
-// requirementDoc is the deterministic requirement document of a step: what
-// to implement (signatures and doc comments as the skeleton shows them) and
-// which tests must pass.
-func requirementDoc(g *Graph, t StepTask, orig map[string][]byte) string {
-	var b strings.Builder
-	var names []string
-	for _, n := range t.Nodes {
-		names = append(names, "`"+n.Name+"`")
-	}
-	fmt.Fprintf(&b, "# Step %d: implement %s\n\n", t.Step, strings.Join(names, ", "))
-	b.WriteString("The functions below are stubs in the repository. Implement them so that the listed tests pass,\nwithout changing their signatures and without breaking the tests that already pass.\n\n## Functions\n\n")
-	for _, n := range t.Nodes {
-		fmt.Fprintf(&b, "### `%s` (%s:%d)\n\n```%s\n%s\n```\n\n", n.Name, n.File, n.Line, g.Language, declarationText(orig[n.File], n))
-	}
-	b.WriteString("## Tests that must pass\n\n")
-	for _, id := range t.FailToPass {
-		fmt.Fprintf(&b, "- `%s`\n", id)
-	}
-	fmt.Fprintf(&b, "\n%d other tests must keep passing.\n", len(t.PassToPass))
-	return b.String()
-}
-
-// declarationText is the node's doc comment/decorators and signature: the
-// lines from the comment above it to the line that opens its body.
-func declarationText(src []byte, n Node) string {
-	lines := strings.Split(string(src), "\n")
-	if n.Line < 1 || n.Line > len(lines) {
-		return n.Name
-	}
-	start := n.Line - 1
-	for start > 0 && strings.HasPrefix(strings.TrimSpace(lines[start-1]), "//") {
-		start--
-	}
-	end := n.Line - 1
-	for end < len(lines)-1 && end < n.EndLine-1 && !opensBody(lines[end]) {
-		end++
-	}
-	return strings.Join(slices.Clone(lines[start:end+1]), "\n")
-}
-
-func opensBody(l string) bool {
-	l = strings.TrimRight(l, " \t")
-	return strings.HasSuffix(l, "{") || strings.HasSuffix(l, ":") || strings.Contains(l, "{ ")
 }

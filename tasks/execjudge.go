@@ -26,6 +26,7 @@ import (
 // GOFLAGS=-mod=readonly) and run inside it; Python tests run inside it.
 type ExecJudge struct {
 	steps  map[string]execStep // by chat config id (= instance id)
+	graph  *Graph
 	sb     *sandbox.Sandbox
 	python string
 	log    *zap.Logger
@@ -52,7 +53,7 @@ func LoadExecJudge(dir string, sb *sandbox.Sandbox, python string, log *zap.Logg
 	if python == "" {
 		python = "/usr/bin/python3"
 	}
-	j := &ExecJudge{steps: map[string]execStep{}, sb: sb, python: python, log: log}
+	j := &ExecJudge{steps: map[string]execStep{}, graph: g, sb: sb, python: python, log: log}
 	f, err := os.Open(filepath.Join(dir, "instances.jsonl"))
 	if err != nil {
 		return nil, fmt.Errorf("execution judge: %w", err)
@@ -66,25 +67,18 @@ func LoadExecJudge(dir string, sb *sandbox.Sandbox, python string, log *zap.Logg
 		if inst.Workspace == "" {
 			return nil
 		}
+		inst.Workspace = InstancePath(dir, inst.Workspace)
+		inst.SkeletonFiles = InstancePath(dir, inst.SkeletonFiles)
 		ts, err := testsByID(g, append(append([]string{}, inst.FailToPass...), inst.PassToPass...))
 		if err != nil {
 			return err
 		}
 		st := execStep{inst: inst, tests: ts}
-		for _, fn := range inst.Functions {
-			for _, n := range g.Nodes {
-				if n.Name == fn {
-					if !containsStr(st.files, n.File) {
-						st.files = append(st.files, n.File)
-					}
-					short := fn
-					if g.Language == LangGo { // import/path.pkg.(*T).M → (*T).M
-						rest := fn[strings.LastIndex(fn, "/")+1:]
-						short = rest[strings.Index(rest, ".")+1:]
-					}
-					st.names = append(st.names, short)
-				}
+		for _, n := range instanceNodes(g, inst) {
+			if !containsStr(st.files, n.File) {
+				st.files = append(st.files, n.File)
 			}
+			st.names = append(st.names, shortName(n))
 		}
 		j.steps[inst.InstanceID] = st
 		return nil
@@ -93,6 +87,28 @@ func LoadExecJudge(dir string, sb *sandbox.Sandbox, python string, log *zap.Logg
 		return nil, fmt.Errorf("execution judge: %w", err)
 	}
 	return j, nil
+}
+
+// instanceNodes returns the graph nodes of an instance's functions: by
+// node id, or, in files written before instances had ids, by name.
+func instanceNodes(g *Graph, inst Instance) []Node {
+	var out []Node
+	if len(inst.Nodes) > 0 {
+		for _, id := range inst.Nodes {
+			if n, ok := g.Node(id); ok {
+				out = append(out, n)
+			}
+		}
+		return out
+	}
+	for _, fn := range inst.Functions {
+		for _, n := range g.Nodes {
+			if n.Name == fn {
+				out = append(out, n)
+			}
+		}
+	}
+	return out
 }
 
 func containsStr(xs []string, s string) bool {

@@ -2,7 +2,6 @@ package tasks
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -11,29 +10,14 @@ import (
 	"dialogfarm/dialog"
 	"dialogfarm/dialog/vocab"
 	"dialogfarm/judge"
-	"dialogfarm/tasks/sandbox"
 )
 
 // execJudgeFor builds, audits and exports a fixture and loads the execution
 // judge on the result.
 func execJudgeFor(t *testing.T, g *Graph) *ExecJudge {
 	t.Helper()
-	b, a, out := buildAndAudit(t, g)
-	if _, err := Export(context.Background(), b, a, out, ExportOptions{Materialize: true}); err != nil {
-		t.Fatal(err)
-	}
-	if err := WriteJSON(filepath.Join(out, "graph.json"), g); err != nil {
-		t.Fatal(err)
-	}
-	sb, err := sandbox.New(sandbox.DefaultConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	ej, err := LoadExecJudge(out, sb, "", zaptest.NewLogger(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ej
+	_, _, out := exported(t, g)
+	return loadExecJudge(t, out)
 }
 
 type answerCase struct {
@@ -75,14 +59,14 @@ func judgeAnswers(t *testing.T, ej *ExecJudge, configID, intent, lang string, ca
 
 func TestExecJudgePython(t *testing.T) {
 	ej := execJudgeFor(t, tracePyFixture(t))
-	judgeAnswers(t, ej, "pyfix__step-003", vocab.IntentGenerate, LangPython, []answerCase{
+	judgeAnswers(t, ej, "pyfix__step-004", vocab.IntentGenerate, LangPython, []answerCase{
 		{"correct", "Here is the implementation:\n\n```python\ndef scale(x, k):\n    \"\"\"Multiply x by k.\"\"\"\n    return x * k\n```\n", 5, "", "passed"},
 		{"wrong", "Here is the implementation:\n\n```python\ndef scale(x, k):\n    \"\"\"Multiply x by k.\"\"\"\n    return x + k\n```\n", 2, judge.RuleTestsFail, "assert 5 == 6"},
 		{"broken", "Here is the implementation:\n\n```python\nimport no_such_module_xyz\n\ndef scale(x, k):\n    return x * k\n```\n", 1, judge.RuleDoesNotBuild, "no_such_module_xyz"},
 	})
 	// tests intent: the answer's tests must pass on the reference and
 	// fail on the stub
-	judgeAnswers(t, ej, "pyfix__step-003__tests", vocab.IntentTests, LangPython, []answerCase{
+	judgeAnswers(t, ej, "pyfix__step-004__tests", vocab.IntentTests, LangPython, []answerCase{
 		{"tests that test", "Here are tests for scale:\n\n```python\nfrom pyfix.util import scale\n\n\ndef test_scale_multiplies():\n    assert scale(2, 3) == 6\n    assert scale(0, 5) == 0\n```\n", 5, "", "passed"},
 		{"tests that fail", "Here are tests for scale:\n\n```python\nfrom pyfix.util import scale\n\n\ndef test_scale_multiplies():\n    assert scale(2, 3) == 7\n```\n", 2, judge.RuleTestsFail, "assert 6 == 7"},
 		{"tests that test nothing", "Here are tests for scale:\n\n```python\nfrom pyfix.util import scale\n\n\ndef test_scale_exists():\n    assert callable(scale)\n```\n", 2, judge.RuleTestsFail, "do not test it"},

@@ -16,7 +16,7 @@ import (
 	"golang.org/x/sync/errgroup"
 )
 
-//go:embed pyscripts/dialogfarm_tracer.py pyscripts/dialogfarm_stub.py pyscripts/dialogfarm_splice.py
+//go:embed pyscripts/dialogfarm_tracer.py pyscripts/dialogfarm_stub.py pyscripts/dialogfarm_splice.py pyscripts/dialogfarm_defs.py
 var pyScripts embed.FS
 
 // pyResult is what the tracer plugin writes.

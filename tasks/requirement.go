@@ -27,9 +27,10 @@ the implementation and without code from the tests. Keep every function's name a
 
 // requirement returns the step's requirement document and who wrote it:
 // the deterministic template, or the model (cached under cacheDir by the
-// prompt's hash, so a rebuild costs nothing).
-func requirement(ctx context.Context, m Model, cacheDir string, g *Graph, t StepTask, orig map[string][]byte) (string, string, error) {
-	doc := requirementDoc(g, t, orig)
+// prompt's hash, so a rebuild costs nothing). decls are the step's
+// functions as its skeleton declares them.
+func requirement(ctx context.Context, m Model, cacheDir string, g *Graph, t StepTask, decls []funcDef) (string, string, error) {
+	doc := requirementDoc(g, t, decls)
 	if m == nil {
 		return doc, "template", nil
 	}
@@ -103,4 +104,78 @@ func testSource(g *Graph, id string) string {
 		return strings.TrimRight(strings.Join(lines[i:end], "\n"), "\n")
 	}
 	return ""
+}
+
+// requirementDoc is the deterministic requirement document of a step: what
+// to implement (doc comments, decorators, signatures and Python docstrings
+// as the skeleton shows them, never a body, with the line each function is
+// on in the skeleton) and which tests must pass.
+func requirementDoc(g *Graph, t StepTask, decls []funcDef) string {
+	var b strings.Builder
+	var names []string
+	for _, n := range t.Nodes {
+		names = append(names, "`"+n.Name+"`")
+	}
+	fmt.Fprintf(&b, "# Step %d: implement %s\n\n", t.Step, strings.Join(names, ", "))
+	b.WriteString("The functions below are stubs in the repository. Implement them so that the listed tests pass,\nwithout changing their signatures and without breaking the tests that already pass.\n\n## Functions\n\n")
+	for i, n := range t.Nodes {
+		d := decls[i]
+		fmt.Fprintf(&b, "### `%s` (%s:%d)\n\n```%s\n%s\n```\n\n", n.Name, n.File, d.Line, g.Language, d.Decl)
+	}
+	b.WriteString("## Tests that must pass\n\n")
+	for _, id := range t.FailToPass {
+		fmt.Fprintf(&b, "- `%s`\n", id)
+	}
+	fmt.Fprintf(&b, "\n%d other tests must keep passing.\n", len(t.PassToPass))
+	return b.String()
+}
+
+// skeletonDecls returns each node's declaration as the skeleton (the
+// repository with skel laid over it) shows it: its line there and its
+// doc comment, decorators, signature and docstring.
+func skeletonDecls(lang, python string, ix *repoIndex, skel map[string][]byte, nodes []Node) ([]funcDef, error) {
+	defs := map[string][]funcDef{}
+	py := map[string][]byte{}
+	seen := map[string]bool{}
+	for _, n := range nodes {
+		if seen[n.File] {
+			continue
+		}
+		seen[n.File] = true
+		src, ok := skel[n.File]
+		if !ok {
+			src = ix.files[n.File].src
+		}
+		if lang == LangGo {
+			ds, err := goDefs(n.File, src)
+			if err != nil {
+				return nil, err
+			}
+			defs[n.File] = ds
+		} else {
+			py[n.File] = src
+		}
+	}
+	if len(py) > 0 {
+		m, err := pyDefs(python, py)
+		if err != nil {
+			return nil, err
+		}
+		for f, ds := range m {
+			defs[f] = ds
+		}
+	}
+	out := make([]funcDef, len(nodes))
+	for i, n := range nodes {
+		var orig []funcDef
+		if f, ok := ix.files[n.File]; ok {
+			orig = f.defs
+		}
+		d, ok := findDef(defs[n.File], orig, n)
+		if !ok {
+			return nil, fmt.Errorf("%s: %s is not declared in the skeleton", n.File, shortName(n))
+		}
+		out[i] = d
+	}
+	return out, nil
 }

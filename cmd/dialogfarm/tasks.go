@@ -1,15 +1,21 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"go.uber.org/zap"
 
+	"dialogfarm/dialog"
+	"dialogfarm/dialog/vocab"
+	"dialogfarm/internal/jsonl"
+	"dialogfarm/judge"
 	"dialogfarm/profiles"
 	"dialogfarm/tasks"
 	"dialogfarm/tasks/sandbox"
@@ -17,6 +23,12 @@ import (
 
 // newExecJudge loads the execution judge on a tasks build folder.
 func newExecJudge(dir string, log *zap.Logger) (*tasks.ExecJudge, error) {
+	return newExecJudgePython(dir, "", log)
+}
+
+// newExecJudgePython is newExecJudge with the interpreter that runs the
+// Python tests ("" for /usr/bin/python3).
+func newExecJudgePython(dir, python string, log *zap.Logger) (*tasks.ExecJudge, error) {
 	sb, err := sandbox.New(sandbox.DefaultConfig())
 	if err != nil {
 		return nil, err
@@ -24,7 +36,7 @@ func newExecJudge(dir string, log *zap.Logger) (*tasks.ExecJudge, error) {
 	if sb.Mode() != "bwrap" {
 		log.Warn("execution judge without bubblewrap: the file system is not isolated", zap.String("sandbox", sb.Mode()))
 	}
-	return tasks.LoadExecJudge(dir, sb, "", log.Named("exec"))
+	return tasks.LoadExecJudge(dir, sb, python, log.Named("exec"))
 }
 
 func tasksCmd(a *app) *cobra.Command {
@@ -38,7 +50,8 @@ document; a three-state audit decides which steps are exported.
 
   dialogfarm tasks trace --repo DIR --out WORK   → WORK/graph.json
   dialogfarm tasks plan --out WORK               → WORK/plan.json
-  dialogfarm tasks build --out WORK              → WORK/steps/, audit.json, instances.jsonl, configs.jsonl`,
+  dialogfarm tasks build --out WORK              → WORK/steps/, audit.json, instances.jsonl, configs.jsonl
+  dialogfarm tasks check --out WORK              → each config's reference answer scored by the execution judge`,
 	}
 	trace := &cobra.Command{Use: "trace", Short: "Run every test alone (3×) and record the functions it exercises", Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error { return a.tasksTrace(c) }}
@@ -59,7 +72,13 @@ document; a three-state audit decides which steps are exported.
 	bf.String("requirement-model", "", "model that writes the requirement documents through the gateway (empty: the deterministic template)")
 	bf.String("requirement-model-base-url", "", "OpenAI-compatible base URL of that model")
 	bf.String("requirement-api-key-env", "", "environment variable holding that model's API key (empty: no key)")
-	for _, c := range []*cobra.Command{trace, plan, build} {
+	check := &cobra.Command{Use: "check", Short: "Score each generate/fix config's reference answer with the execution judge", Args: cobra.NoArgs,
+		Long: `check gives the execution judge, for every generate and fix config of a build, the reference
+code of the functions the config's query asks for as the answer, with the open file as context,
+and prints the score: 5 means the config asks for what its step's tests need. It fails when a
+reference answer scores below 5.`,
+		RunE: func(c *cobra.Command, _ []string) error { return a.tasksCheck(c) }}
+	for _, c := range []*cobra.Command{trace, plan, build, check} {
 		c.Flags().String("out", "out/tasks", "work directory (graph.json, plan.json, steps/)")
 		c.Flags().String("python", "/usr/bin/python3", "Python interpreter that has pytest")
 		cmd.AddCommand(c)
@@ -174,4 +193,67 @@ func (a *app) tasksBuild(c *cobra.Command) error {
 	fmt.Fprintf(a.stdout, "exported %d instances → %s, %d chat configs → %s\n", res.Instances,
 		filepath.Join(out, "instances.jsonl"), res.Configs, filepath.Join(out, "configs.jsonl"))
 	return nil
+}
+
+func (a *app) tasksCheck(c *cobra.Command) error {
+	ctx, out := c.Context(), a.v.GetString("out")
+	ej, err := newExecJudgePython(out, a.v.GetString("python"), a.log)
+	if err != nil {
+		return err
+	}
+	cfgs, err := jsonl.Read[dialog.ChatConfig](filepath.Join(out, "configs.jsonl"))
+	if err != nil {
+		return err
+	}
+	j, err := judge.New(judge.DefaultConfig(), nil, a.log.Named("judge"))
+	if err != nil {
+		return err
+	}
+	j.WithExecutor(ej)
+	checked, five := 0, 0
+	for _, cfg := range cfgs {
+		if cfg.Intent != vocab.IntentGenerate && cfg.Intent != vocab.IntentFix {
+			continue
+		}
+		checked++
+		asked := ej.Asked(cfg)
+		v, err := scoreReference(ctx, j, ej, cfg, asked)
+		if err != nil {
+			fmt.Fprintf(a.stdout, "%s\t%s\terror: %v\n", cfg.ID, strings.Join(asked, ","), err)
+			continue
+		}
+		var ded []string
+		for _, d := range v.Deductions {
+			ded = append(ded, d.Rule)
+		}
+		fmt.Fprintf(a.stdout, "%s\t%s\tscore %g\t%s\n", cfg.ID, strings.Join(asked, ","), v.Score, strings.Join(ded, ","))
+		if v.Score == 5 {
+			five++
+		}
+	}
+	fmt.Fprintf(a.stdout, "%d of %d generate/fix configs: the reference answer scores 5\n", five, checked)
+	if five < checked {
+		return fmt.Errorf("tasks check: %d of %d reference answers score below 5", checked-five, checked)
+	}
+	return nil
+}
+
+// scoreReference judges the reference code of the functions asked for as
+// the answer to cfg's first turn, with the open file as context.
+func scoreReference(ctx context.Context, j *judge.Judge, ej *tasks.ExecJudge, cfg dialog.ChatConfig, asked []string) (dialog.Verdict, error) {
+	answer, err := ej.ReferenceAnswer(ctx, cfg, asked)
+	if err != nil {
+		return dialog.Verdict{}, err
+	}
+	prompt, err := tasks.ConfigPrompt(cfg)
+	if err != nil {
+		return dialog.Verdict{}, err
+	}
+	s := judge.Subject{Intent: cfg.Intent, Language: cfg.Language, Locale: cfg.Locale, ConfigID: cfg.ID, Query: cfg.Turns[0].Query,
+		Messages: []dialog.Message{{Role: "user", Content: prompt}}}
+	vs, err := j.Judge(ctx, s, []dialog.Candidate{{Member: "reference", Text: answer}})
+	if err != nil {
+		return dialog.Verdict{}, err
+	}
+	return vs[0], nil
 }

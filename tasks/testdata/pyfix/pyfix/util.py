@@ -18,6 +18,16 @@ def lookup(k):
     return REGISTRY.get(normalize(k))
 
 
+def histogram(words):
+    """Count each word, ignoring case and surrounding blanks."""
+    counts = {}
+    for w in words:
+        key = w.strip().lower()
+        if key:
+            counts[key] = counts.get(key, 0) + 1
+    return counts
+
+
 def logged(f):
     @functools.wraps(f)
     def wrapper(*a, **kw):

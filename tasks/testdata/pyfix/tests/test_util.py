@@ -1,10 +1,23 @@
 import os
 
+import pytest
+
 from pyfix import util
 
 
 def test_lookup():
     assert util.lookup("A") == 1
+
+
+def test_lookup_rejects_none():
+    # vacuous: any exception passes, the stub's NotImplementedError too;
+    # its step has a real test as well, so the step is exported
+    with pytest.raises(Exception):
+        util.lookup(None)
+
+
+def test_histogram():
+    assert util.histogram(["a", " A", "b", ""]) == {"a": 2, "b": 1}
 
 
 def test_scale():
