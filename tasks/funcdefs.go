@@ -28,6 +28,10 @@ type funcDef struct {
 	// Source is the whole declaration (Python with its decorators, Go
 	// without its doc comment), dedented.
 	Source string `json:"source"`
+	// Code is Source without the Python docstring: the function as an
+	// answer that implements it shows it (the splicer keeps the file's
+	// docstring). Go: Source.
+	Code string `json:"code"`
 }
 
 // goDefs lists the functions and methods with a body of a Go file.
@@ -54,6 +58,7 @@ func goDefs(filename string, src []byte) ([]funcDef, error) {
 			Decl:   strings.TrimRight(string(src[declStart:lb]), " \t\r\n"),
 			Body:   string(src[lb+1 : rb]),
 			Source: string(src[start : rb+1]),
+			Code:   string(src[start : rb+1]),
 		})
 	}
 	return out, nil

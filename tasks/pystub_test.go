@@ -30,7 +30,8 @@ def g(): return 2`
 
 // TestStubAndSplicePython: bodies become raise NotImplementedError with
 // decorators, docstrings, comments outside the bodies and the missing final
-// newline kept; splicing the answers back gives the original functions.
+// newline kept; splicing the answers back gives the original functions,
+// and an answer without a docstring keeps the file's.
 func TestStubAndSplicePython(t *testing.T) {
 	nodes := []Node{{Line: 8, Name: "f"}, {Line: 16, Name: "K.m"}, {Line: 20, Name: "g"}}
 	stubbed, err := stubPython("/usr/bin/python3", "m.py", []byte(pySrc), nodes)
@@ -54,6 +55,15 @@ func TestStubAndSplicePython(t *testing.T) {
 		if !strings.Contains(string(back), s) {
 			t.Errorf("spliced file lacks %q:\n%s", s, back)
 		}
+	}
+	// an answer without the docstring keeps the file's (the reference
+	// answers of tasks check leave docstrings out)
+	back, err = splicePython("/usr/bin/python3", "m.py", stubbed, "def f(x):\n    return x + 2\n", []string{"f"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "@deco\ndef f(x):\n    \"\"\"Doc stays.\"\"\"\n    return x + 2\n"; !strings.Contains(string(back), want) {
+		t.Errorf("spliced file lacks %q:\n%s", want, back)
 	}
 	if _, err := splicePython("/usr/bin/python3", "m.py", stubbed, "def other():\n    pass\n", []string{"f"}); err == nil {
 		t.Error("an answer defining none of the targets was spliced")

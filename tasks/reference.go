@@ -115,8 +115,9 @@ func (j *ExecJudge) ReferenceAnswer(ctx context.Context, c dialog.ChatConfig, fu
 }
 
 // referenceCode is the source of the functions names of a file: Go
-// preceded by the file's import declarations, Python methods wrapped in
-// their classes.
+// preceded by the file's import declarations, Python without docstrings
+// (the file has them; repeating them is not part of an answer) and
+// methods wrapped in their classes.
 func referenceCode(lang, python, file string, src []byte, names []string) (string, error) {
 	defs, err := defsOf(lang, python, file, src)
 	if err != nil {
@@ -148,13 +149,13 @@ func referenceCode(lang, python, file string, src []byte, names []string) (strin
 			}
 		}
 		if cls == "" {
-			parts = append(parts, strings.TrimRight(d.Source, "\n"))
+			parts = append(parts, strings.TrimRight(d.Code, "\n"))
 			continue
 		}
 		if methods[cls] == nil {
 			classes = append(classes, cls)
 		}
-		methods[cls] = append(methods[cls], strings.TrimRight(d.Source, "\n"))
+		methods[cls] = append(methods[cls], strings.TrimRight(d.Code, "\n"))
 	}
 	for _, n := range names {
 		if !found[n] {

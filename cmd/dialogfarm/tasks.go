@@ -75,8 +75,8 @@ document; a three-state audit decides which steps are exported.
 	check := &cobra.Command{Use: "check", Short: "Score each generate/fix config's reference answer with the execution judge", Args: cobra.NoArgs,
 		Long: `check gives the execution judge, for every generate and fix config of a build, the reference
 code of the functions the config's query asks for as the answer, with the open file as context,
-and prints the score: 5 means the config asks for what its step's tests need. It fails when a
-reference answer scores below 5.`,
+and prints the score and deductions. It fails when a reference answer does not pass its step's
+tests: the config asks for less than its step needs.`,
 		RunE: func(c *cobra.Command, _ []string) error { return a.tasksCheck(c) }}
 	for _, c := range []*cobra.Command{trace, plan, build, check} {
 		c.Flags().String("out", "out/tasks", "work directory (graph.json, plan.json, steps/)")
@@ -210,7 +210,7 @@ func (a *app) tasksCheck(c *cobra.Command) error {
 		return err
 	}
 	j.WithExecutor(ej)
-	checked, five := 0, 0
+	checked, passed, five := 0, 0, 0
 	for _, cfg := range cfgs {
 		if cfg.Intent != vocab.IntentGenerate && cfg.Intent != vocab.IntentFix {
 			continue
@@ -224,16 +224,19 @@ func (a *app) tasksCheck(c *cobra.Command) error {
 		}
 		var ded []string
 		for _, d := range v.Deductions {
-			ded = append(ded, d.Rule)
+			ded = append(ded, d.Rule+" ("+d.Reason+")")
 		}
-		fmt.Fprintf(a.stdout, "%s\t%s\tscore %g\t%s\n", cfg.ID, strings.Join(asked, ","), v.Score, strings.Join(ded, ","))
+		fmt.Fprintf(a.stdout, "%s\t%s\tscore %g\t%s\n", cfg.ID, strings.Join(asked, ","), v.Score, strings.Join(ded, "; "))
+		if v.Execution != nil && v.Execution.Passed {
+			passed++
+		}
 		if v.Score == 5 {
 			five++
 		}
 	}
-	fmt.Fprintf(a.stdout, "%d of %d generate/fix configs: the reference answer scores 5\n", five, checked)
-	if five < checked {
-		return fmt.Errorf("tasks check: %d of %d reference answers score below 5", checked-five, checked)
+	fmt.Fprintf(a.stdout, "%d generate/fix configs: the reference answer passes the step's tests in %d, scores 5 in %d\n", checked, passed, five)
+	if passed < checked {
+		return fmt.Errorf("tasks check: %d of %d reference answers do not pass their step's tests", checked-passed, checked)
 	}
 	return nil
 }

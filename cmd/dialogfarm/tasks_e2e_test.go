@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -14,7 +15,7 @@ import (
 )
 
 // TestTasksExecutionJudgeThroughEditor makes tasks from the Python fixture
-// (trace, plan, build), drives one task-derived config in the real editor
+// (trace, plan, build), checks them (tasks check), drives one task-derived config in the real editor
 // with two models — one answers correctly, one with code that reads as
 // well but is wrong — with the execution judge live (drive --tasks: the
 // editor is shown the passing answer), and re-judges the recorded
@@ -41,6 +42,14 @@ func TestTasksExecutionJudgeThroughEditor(t *testing.T) {
 	dfl("tasks", "trace", "--repo", repo, "--out", work)
 	dfl("tasks", "plan", "--out", work)
 	t.Log(dfl("tasks", "build", "--out", work))
+	// every generate config asks for what its step needs: the reference
+	// code of what it asks for passes the step's tests and scores 5
+	check := dfl("tasks", "check", "--out", work)
+	t.Log(check)
+	m := regexp.MustCompile(`(\d+) generate/fix configs: the reference answer passes the step's tests in (\d+), scores 5 in (\d+)`).FindStringSubmatch(check)
+	if m == nil || m[1] == "0" || m[2] != m[1] || m[3] != m[1] {
+		t.Errorf("tasks check: %v", m)
+	}
 
 	var cfg dialog.ChatConfig
 	cfgs, err := readConfigs(filepath.Join(work, "configs.jsonl"))

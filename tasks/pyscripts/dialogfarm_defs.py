@@ -11,6 +11,8 @@ classes, not in other functions) is
             docstring when there is one: what a reader of the task sees
   body      the body after the docstring (no body: "")
   source    the whole definition with its decorators, dedented
+  code      source without the docstring (when the docstring has lines
+            of its own): what an answer that implements it shows
 
 A file that does not parse is listed under errors and has no defs.
 """
@@ -79,7 +81,11 @@ def defs_of(src):
         if rest:
             body = text(off(rest[0].lineno, rest[0].col_offset), off(rest[-1].end_lineno, rest[-1].end_col_offset))
         source = textwrap.dedent(text(off(first, 0), off(n.end_lineno, n.end_col_offset)))
-        return {"name": name, "line": first, "end_line": n.end_lineno, "decl": decl, "body": body, "source": source}
+        code = source
+        if doc and rest and b0.lineno > n.lineno and rest[0].lineno > b0.end_lineno:
+            # the docstring's own lines out, everything else as it is
+            code = textwrap.dedent(text(off(first, 0), off(b0.lineno, 0)) + text(off(rest[0].lineno, 0), off(n.end_lineno, n.end_col_offset)))
+        return {"name": name, "line": first, "end_line": n.end_lineno, "decl": decl, "body": body, "source": source, "code": code}
 
     visit(tree.body, "")
     return out

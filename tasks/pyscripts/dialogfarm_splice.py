@@ -22,6 +22,41 @@ def fail(msg):
     sys.exit(3)
 
 
+def docstring(fn):
+    b = fn.body[0]
+    if isinstance(b, ast.Expr) and isinstance(b.value, ast.Constant) and isinstance(b.value.value, str):
+        return b
+    return None
+
+
+def with_doc(text, src_lines, src_fn):
+    """text (a dedented def without a docstring) with src_fn's docstring
+    put before its first statement, when both sit on lines of their own."""
+    doc = docstring(src_fn)
+    try:
+        fn = ast.parse(text).body[0]
+    except SyntaxError:
+        return text
+    if doc is None or docstring(fn) is not None:
+        return text
+    lines = text.splitlines(keepends=True)
+    b0 = fn.body[0]
+    if b0.col_offset == 0 or lines[b0.lineno - 1][:b0.col_offset].strip() or src_lines[doc.lineno - 1][:doc.col_offset].strip():
+        return text  # a one-line def, or a docstring after other code
+    shift = b0.col_offset - doc.col_offset
+    moved = []
+    for l in src_lines[doc.lineno - 1:doc.end_lineno]:
+        if shift >= 0:
+            moved.append(" " * shift + l if l.strip() else l)
+        else:
+            cut = min(-shift, len(l) - len(l.lstrip(" ")))
+            moved.append(l[cut:])
+    if moved and not moved[-1].endswith("\n"):
+        moved[-1] += "\n"
+    lines[b0.lineno - 1:b0.lineno - 1] = moved
+    return "".join(lines)
+
+
 def main():
     req = json.load(sys.stdin)
     src, answer, targets = req["source"], req["answer"], set(req["targets"])
@@ -79,6 +114,7 @@ def main():
         node = defs.get(q)
         if node is None:
             fail("%s is not in the file" % q)
+        text = with_doc(text, slines, node)
         # an answer without decorators keeps the file's (a model often
         # leaves out @property or @functools.wraps(...) lines it was shown)
         first = node.decorator_list[0].lineno if node.decorator_list and decorated else node.lineno
