@@ -66,11 +66,14 @@ func DetectLanguage(repo string) (string, error) {
 			return LangPython, nil
 		}
 	}
-	m, _ := filepath.Glob(filepath.Join(repo, "*.py"))
-	if len(m) > 0 {
-		return LangPython, nil
+	// Loose modules, or a package at the top with no packaging file (a
+	// library as a distribution installs it: toolz/, toolz/tests/).
+	for _, pat := range []string{"*.py", filepath.Join("*", "__init__.py")} {
+		if m, _ := filepath.Glob(filepath.Join(repo, pat)); len(m) > 0 {
+			return LangPython, nil
+		}
 	}
-	return "", fmt.Errorf("%s: neither a Go module (go.mod) nor a Python project (pyproject.toml, setup.py, *.py)", repo)
+	return "", fmt.Errorf("%s: neither a Go module (go.mod) nor a Python project (pyproject.toml, setup.py, *.py, PACKAGE/__init__.py)", repo)
 }
 
 // Trace runs repo's tests and returns their runtime dependency graph.

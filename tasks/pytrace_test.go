@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -108,5 +109,43 @@ func TestTracePythonMonitoring(t *testing.T) {
 	delete(got, "tests/test_util.py::test_flaky") // one run: not detected
 	if d := cmp.Diff(coverNames(base, ""), got); d != "" {
 		t.Errorf("covers under %s (-setprofile +sys.monitoring):\n%s", py, d)
+	}
+}
+
+// TestDetectLanguage: a repository is Go with go.mod; Python with a
+// packaging or pytest file, loose modules, or only a package at the top (a
+// library as a distribution installs it, e.g. Debian's toolz/ with its
+// tests/ inside); anything else is an error that names the folder.
+func TestDetectLanguage(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		files []string
+		want  string
+	}{
+		{"go module", []string{"go.mod", "a.go"}, LangGo},
+		{"pyproject", []string{"pyproject.toml"}, LangPython},
+		{"loose module", []string{"calc.py"}, LangPython},
+		{"package at the top", []string{"toolz/__init__.py", "toolz/tests/test_a.py"}, LangPython},
+		{"neither", []string{"README.md", "docs/x/__init__.py"}, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			for _, f := range c.files {
+				p := filepath.Join(dir, f)
+				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(p, nil, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got, err := DetectLanguage(dir)
+			if got != c.want || (err != nil) != (c.want == "") {
+				t.Fatalf("DetectLanguage = %q, %v; want %q", got, err, c.want)
+			}
+			if err != nil && !strings.Contains(err.Error(), dir) {
+				t.Errorf("error %q does not name the folder", err)
+			}
+		})
 	}
 }
