@@ -12,6 +12,13 @@
 //     profile say so. Unusable lines are counted with their line numbers.
 //   - MakePlan allocates N dialogues over a profile's cells, deterministic
 //     for a seed, with largest-remainder quotas and the constraints kept.
+//   - PlanForRepos first fits the profile to what the repositories can
+//     realise (FitToRepos, on configgen.IndexRepos): the mass of a value
+//     they cannot realise is re-normalised over the dimension's realisable
+//     values, every other dimension's shares kept; a language whose files
+//     take only some cursor behaviours becomes a constraint; N is capped
+//     at the distinct targets they hold. The moves are recorded with
+//     their reasons (WriteMoves prints them).
 //   - BuildReport compares target, produced and kept distributions per
 //     dimension with the Jensen–Shannon divergence (JSD, in bits).
 //

@@ -98,6 +98,9 @@ type Report struct {
 	// Realism, when a reference log set is known, compares the generated
 	// first queries with the logged ones (see Realism).
 	Realism *realism.Report `json:"realism,omitempty"`
+	// Fit, when the run's plan was fitted to its repositories, says what
+	// they hold and what moved (profiles.Plan.Fit).
+	Fit *profiles.Fit `json:"fit,omitempty"`
 }
 
 // ScoreCounts are score histograms; index i counts score i (0..5).
@@ -282,6 +285,15 @@ func (r *Report) WriteTable(w io.Writer) error {
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%.1f%%\t%.1f%% (%d)\t%s\t%s\t%s\n", name, s.Value,
 				100*s.Target, 100*s.Produced, s.ProducedCount, kept, jp, jk)
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if r.Fit != nil && (len(r.Fit.Moves) > 0 || r.Fit.CapacityLine() != "") {
+		fmt.Fprintln(w)
+		if err := WriteMoves(w, r.Fit); err != nil {
+			return err
 		}
 	}
 	if len(r.Cells) > 0 {

@@ -196,6 +196,13 @@ svg text{font-size:11px;fill:#333}
 {{range .Dims}}<h3>{{.Name}} <small>JSD produced {{.JSDProduced}}{{if .JSDKept}}, kept {{.JSDKept}}{{end}} bits</small></h3>
 {{.SVG}}
 {{end}}
+{{if .Moves}}<h2>Moved to fit the repositories</h2>
+<p>{{.FitNote}}</p>
+<table>
+<tr><th>dimension</th><th>value</th><th>profile</th><th>planned</th><th>why</th></tr>
+{{range .Moves}}<tr><td>{{.Dim}}</td><td>{{.Value}}</td><td>{{.From}}</td><td>{{.To}}</td><td style="text-align:left">{{.Reason}}</td></tr>
+{{end}}</table>
+{{end}}
 <h2>Jensen–Shannon divergence from the target</h2>
 <p>0 bits: the same distribution; 1 bit: nothing in common. Blue: produced configs; green: kept dialogues.</p>
 {{.JSD}}
@@ -245,6 +252,7 @@ func (r *Report) WriteHTML(w io.Writer) error {
 		Name, JSDProduced, JSDKept string
 		SVG                        template.HTML
 	}
+	type move struct{ Dim, Value, From, To, Reason string }
 	type cell struct {
 		Cell                        string
 		Dialogues, Turns, KeptTurns int
@@ -259,6 +267,8 @@ func (r *Report) WriteHTML(w io.Writer) error {
 		JSD, Scores, Keep, Cost                  template.HTML
 		Cells                                    []cell
 		Realism                                  *realism.Report
+		FitNote                                  string
+		Moves                                    []move
 	}{R: r, Realism: r.Realism, Banner: r.OfflineBanner(), TurnRate: pct(r.Keep.TurnRate), DialogueRate: pct(r.Keep.DialogueRate),
 		Provenance: r.ProvenanceLines(), CellDims: strings.Join(r.CellDims, " × "), WithKept: r.Dialogues > 0}
 	for _, d := range r.Dimensions {
@@ -267,6 +277,19 @@ func (r *Report) WriteHTML(w io.Writer) error {
 			x.JSDKept = fmt.Sprintf("%.4f", *d.JSDKept)
 		}
 		data.Dims = append(data.Dims, x)
+	}
+	if f := r.Fit; f != nil {
+		data.FitNote = "The plan was fitted to what the repositories can realise"
+		if f.Index != nil {
+			data.FitNote += " (" + f.Index.Describe() + ")"
+		}
+		data.FitNote += ": the target columns above are the profile's, the planned share here is what the quotas followed."
+		if line := f.CapacityLine(); line != "" {
+			data.FitNote += " " + strings.ToUpper(line[:1]) + line[1:] + "."
+		}
+		for _, m := range f.Moves {
+			data.Moves = append(data.Moves, move{m.Dim, m.Value, pct(m.From), pct(m.To), m.Reason})
+		}
 	}
 	data.JSD, data.Scores = jsdChart(r), scoreChart(r)
 	if len(r.Cells) > 0 {

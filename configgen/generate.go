@@ -272,6 +272,13 @@ func makeConfig(idx *index, pl *profiles.Plan, cfg Config, i int, vals map[strin
 	if len(files) == 0 {
 		return dialog.ChatConfig{}, querySpec{}, false
 	}
+	if vals[vocab.DimReference] == vocab.RefOpenFiles {
+		// Files whose repository has another file to open, when there
+		// are any (IndexRepos counts open_files as realisable then).
+		if with := slices.DeleteFunc(slices.Clone(files), func(e *fileEntry) bool { return !idx.hasOpenFiles(e) }); len(with) > 0 {
+			files = with
+		}
+	}
 	rng := rand.New(rand.NewPCG(uint64(cfg.Seed), uint64(i)))
 	f := files[rng.IntN(len(files))]
 	cs := f.cands[behaviour]

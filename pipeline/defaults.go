@@ -11,9 +11,12 @@ type DefaultOptions struct {
 	Profile string
 	N       int
 	// Seed, when set, overrides the profile's seed.
-	Seed   *int64
-	Repos  []string
-	Export sft.Options
+	Seed  *int64
+	Repos []string
+	// PlanFile, when set, is a plan made for the profile (by plan or
+	// tune) that the plan node uses instead of planning; N must be its n.
+	PlanFile string
+	Export   sft.Options
 	// Dataset, when its Name is set, gives the dataset node's split,
 	// tokens, dedup, name and license (its Export and Seed come from
 	// Export and the plan); else the operator's defaults apply.
@@ -30,13 +33,17 @@ type DefaultOptions struct {
 // Node ids are the operators' names, so it writes the run folder's usual
 // files.
 func DefaultSpec(o DefaultOptions) *Spec {
-	plan := map[string]any{"n": o.N}
-	if o.Seed != nil {
-		plan["seed"] = *o.Seed
-	}
 	repos := make([]any, len(o.Repos))
 	for i, r := range o.Repos {
 		repos[i] = r
+	}
+	// The plan fits the repositories the configs node takes files from.
+	plan := map[string]any{"n": o.N, "repos": repos}
+	if o.Seed != nil {
+		plan["seed"] = *o.Seed
+	}
+	if o.PlanFile != "" {
+		plan = map[string]any{"n": o.N, "file": o.PlanFile}
 	}
 	export := func() map[string]any {
 		return map[string]any{"format": o.Export.Format, "min_score": o.Export.MinScore,

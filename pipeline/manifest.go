@@ -26,6 +26,9 @@ type Manifest struct {
 	N           int      `json:"n"`
 	Seed        int64    `json:"seed"`
 	Repos       []string `json:"repos"`
+	// Plan is the sha256 of the plan file the run was given (run --plan),
+	// "" when it planned itself.
+	Plan string `json:"plan_sha256,omitempty"`
 
 	Format       string   `json:"format,omitempty"`
 	Meta         string   `json:"meta,omitempty"`
@@ -72,6 +75,8 @@ func checkManifest(path string, m Manifest) error {
 			return differs("n", old.N, m.N)
 		case old.Seed != m.Seed:
 			return differs("seed", old.Seed, m.Seed)
+		case old.Plan != m.Plan:
+			return differs("plan_sha256", old.Plan, m.Plan)
 		case !slices.Equal(old.Repos, m.Repos):
 			return differs("repos", strings.Join(old.Repos, ", "), strings.Join(m.Repos, ", "))
 		case reflect.DeepEqual(old, m):

@@ -21,6 +21,8 @@ package pipeline
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -52,10 +54,13 @@ type stageConfig struct {
 	Profile     *profiles.Profile
 	ProfileName string
 	Plan        analyst.PlanConfig
-	Configs     configgen.Config
-	Drive       DriveConfig
-	Export      sft.Options
-	Report      analyst.ReportConfig
+	// Index, when set, is what the repositories can realise: the plan
+	// is fitted to it (analyst.PlanForRepos).
+	Index   *profiles.RepoIndex
+	Configs configgen.Config
+	Drive   DriveConfig
+	Export  sft.Options
+	Report  analyst.ReportConfig
 	// Dataset configures the dataset folder (its Export is replaced by
 	// Export, its Run by what the run folder holds).
 	Dataset dataset.Options
@@ -96,6 +101,14 @@ func RunDefault(ctx context.Context, o DefaultOptions, env RunEnv) ([]NodeState,
 		Format: o.Export.Format, Meta: o.Export.Meta, MinScore: &o.Export.MinScore, AllowOffline: o.Export.AllowOffline}
 	if o.Seed != nil {
 		m.Seed = *o.Seed
+	}
+	if o.PlanFile != "" {
+		data, err := os.ReadFile(o.PlanFile)
+		if err != nil {
+			return nil, fmt.Errorf("read plan: %w", err)
+		}
+		sum := sha256.Sum256(data)
+		m.Plan = hex.EncodeToString(sum[:])
 	}
 	if err := runfiles.MkdirAll(env.Out); err != nil {
 		return nil, fmt.Errorf("create run folder: %w", err)
@@ -145,12 +158,19 @@ func ResultOf(states []NodeState) (Result, error) {
 	return res, nil
 }
 
-// makePlan reuses the plan file when it exists, else plans and writes it.
+// makePlan reuses the plan file when it exists, else plans (fitted to
+// cfg.Index when set) and writes it.
 func makePlan(cfg stageConfig, path string) (*profiles.Plan, error) {
 	if _, err := os.Stat(path); err == nil {
 		return profiles.ReadPlan(path)
 	}
-	pl, err := analyst.MakePlan(cfg.Profile, cfg.Plan)
+	var pl *profiles.Plan
+	var err error
+	if cfg.Index != nil {
+		pl, err = analyst.PlanForRepos(cfg.Profile, cfg.Index, cfg.Plan)
+	} else {
+		pl, err = analyst.MakePlan(cfg.Profile, cfg.Plan)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -200,6 +220,9 @@ func writeReport(cfg stageConfig, configsPath, dialoguesPath, path string) (*ana
 	if r.Secrets, err = SecretCounts(cfg.Out, dialoguesPath, cfg.Export); err != nil {
 		return nil, err
 	}
+	if r.Fit, err = PlanFit(cfg.Out); err != nil {
+		return nil, err
+	}
 	if cfg.Table != nil {
 		if err := r.WriteTable(cfg.Table); err != nil {
 			return nil, err
@@ -247,4 +270,19 @@ func writeDataset(ctx context.Context, cfg stageConfig, dialoguesPath, dir strin
 	ri.RubricVersion, ri.Version = opt.Run.RubricVersion, buildinfo.Version()
 	opt.Export, opt.Run = cfg.Export, ri
 	return dataset.BuildFiles(ctx, dialoguesPath, dir, opt)
+}
+
+// PlanFit is the fit of the run folder's plan to its repositories (what
+// they hold and what moved), nil when the folder has no plan or the plan
+// was not fitted.
+func PlanFit(dir string) (*profiles.Fit, error) {
+	path := filepath.Join(dir, PlanFile)
+	if _, err := os.Stat(path); err != nil {
+		return nil, nil
+	}
+	pl, err := profiles.ReadPlan(path)
+	if err != nil {
+		return nil, err
+	}
+	return pl.Fit, nil
 }

@@ -48,14 +48,17 @@ func stageOperators() []*Operator {
 			run:       runAnalyze,
 		},
 		{
-			Name: "plan", Category: "stage", Doc: "Plans n dialogues stratified over the profile's cells.",
+			Name: "plan", Category: "stage", Doc: "Plans n dialogues stratified over the profile's cells, fitted to the repositories when given; or takes a plan file (plan or tune wrote it).",
 			Inputs:  []Port{{Name: "profile", Type: TypeProfile}},
 			Outputs: []Port{{Name: "plan", Type: TypePlan}},
 			Params: object([]string{"n"}, map[string]*jsonschema.Schema{
-				"n":    integer("number of dialogues", 1, MaxDialogues, nil),
-				"seed": integer("random seed (default: the profile's)", 0, 1<<53, nil),
+				"n":     integer("number of dialogues (with file: the file's n)", 1, MaxDialogues, nil),
+				"seed":  integer("random seed (default: the profile's)", 0, 1<<53, nil),
+				"repos": strList("repositories the plan must fit (the configs node's; empty: plan blind to them)", 0),
+				"file":  str("a plan file made for the profile (by plan or tune) to use instead of planning", nil),
 			}),
-			run: runPlan,
+			Resources: map[string]string{"repos": ResourceDir, "file": ResourceFile},
+			run:       runPlan,
 		},
 		{
 			Name: "configs", Category: "stage", Doc: "Turns the plan into chat configs: files, cursors, selections and queries from the repositories.",
@@ -174,10 +177,12 @@ func (x *nodeRun) stageConfig() (stageConfig, error) {
 	return cfg, nil
 }
 
-func runPlan(_ context.Context, x *nodeRun) error {
+func runPlan(ctx context.Context, x *nodeRun) error {
 	var p struct {
-		N    int
-		Seed *int64
+		N     int
+		Seed  *int64
+		Repos []string
+		File  string
 	}
 	if err := x.decode(&p); err != nil {
 		return err
@@ -186,12 +191,69 @@ func runPlan(_ context.Context, x *nodeRun) error {
 	if err != nil {
 		return err
 	}
+	if p.File != "" {
+		return usePlanFile(cfg.Profile, p.File, p.N, x.out["plan"].Path)
+	}
 	cfg.Plan = analyst.PlanConfig{N: p.N, Seed: cfg.Profile.Seed}
 	if p.Seed != nil {
 		cfg.Plan.Seed = *p.Seed
 	}
-	_, err = makePlan(cfg, x.out["plan"].Path)
-	return err
+	if len(p.Repos) > 0 {
+		gc, err := x.configgenConfig(ctx, p.Repos)
+		if err != nil {
+			return err
+		}
+		if cfg.Index, _, err = configgen.IndexRepos(ctx, gc); err != nil {
+			return err
+		}
+	}
+	pl, err := makePlan(cfg, x.out["plan"].Path)
+	if err != nil {
+		return err
+	}
+	if cfg.Table != nil && pl.Fit != nil {
+		return analyst.WriteMoves(cfg.Table, pl.Fit)
+	}
+	return nil
+}
+
+// usePlanFile checks that the plan file was made for the profile and
+// holds n dialogues, and copies it to path.
+func usePlanFile(p *profiles.Profile, file string, n int, path string) error {
+	pl, err := profiles.ReadPlan(file)
+	if err != nil {
+		return err
+	}
+	if pl.ProfileHash != p.Hash() {
+		return fmt.Errorf("plan %s was made for another profile (%s, sha256 %.12s), not %s (sha256 %.12s)",
+			file, pl.Profile, pl.ProfileHash, p.Name, p.Hash())
+	}
+	if pl.N != n {
+		return fmt.Errorf("plan %s holds %d dialogues, the node asks for n=%d", file, pl.N, n)
+	}
+	if err := pl.Check(p); err != nil {
+		return fmt.Errorf("plan %s: %w", file, err)
+	}
+	return profiles.WritePlan(path, pl)
+}
+
+// configgenConfig is the configs stage's config on the sanitised copies
+// of repos: the plan node indexes the files the configs node will use.
+func (x *nodeRun) configgenConfig(ctx context.Context, repos []string) (configgen.Config, error) {
+	cfg := configgen.DefaultConfig()
+	r, err := redactor(x.env.Drive.Redact)
+	if err != nil {
+		return cfg, err
+	}
+	if cfg.Repos, err = sanitiseRepos(ctx, r, x.env.Out, repos, x.env.Log); err != nil {
+		return cfg, err
+	}
+	cfg.Secrets = r.Detector()
+	// Regions are chosen with the context the plugin is set to send.
+	if n, ok := x.env.Drive.Run.Editor.Settings["askplugin.contextLines"].(int); ok {
+		cfg.ContextLines = n
+	}
+	return cfg, nil
 }
 
 func runConfigs(ctx context.Context, x *nodeRun) error {

@@ -33,6 +33,26 @@ type Plan struct {
 	Targets map[string]map[string]float64 `json:"targets"`
 	Quotas  map[string]map[string]int     `json:"quotas"`
 	Cells   []Cell                        `json:"cells"`
+	// Fit, when the plan was made for repositories, says what they hold
+	// and what moved; the quotas then follow Fit.Targets.
+	Fit *Fit `json:"fit,omitempty"`
+	// Tuning, when tune re-weighted the plan, says how: its cells
+	// oversample where the judge keeps less, so the quotas follow no
+	// target shares.
+	Tuning *Tuning `json:"tuning,omitempty"`
+}
+
+// Tuning is how tune re-weighted a plan so that the kept dialogues, not
+// the produced ones, match the profile.
+type Tuning struct {
+	// Round is the tuning round that wrote the plan (1 after the pilot).
+	Round int `json:"round"`
+	// MaxFactor caps how many times its fitted share a cell is
+	// oversampled.
+	MaxFactor float64 `json:"max_factor"`
+	// ExpectedKept is each dimension's share among the dialogues the
+	// keep-rate model expects to be kept.
+	ExpectedKept map[string]map[string]float64 `json:"expected_kept"`
 }
 
 // Cell is one combination of dimension values and its dialogue count.
@@ -64,8 +84,10 @@ func (pl *Plan) Rows() []map[string]string {
 }
 
 // Check verifies the plan's invariants against its profile: the cells sum
-// to N, every cell satisfies the constraints, each dimension's counts equal
-// its quotas and every quota is within one unit of N times the target.
+// to N, every cell satisfies the constraints (the fit's too), each
+// dimension's counts equal its quotas and every quota is within one unit
+// of N times the target (the fitted target when the plan has a Fit; a
+// tuned plan's quotas follow no target).
 func (pl *Plan) Check(p *Profile) error {
 	total := 0
 	counts := map[string]map[string]int{}
@@ -75,6 +97,13 @@ func (pl *Plan) Check(p *Profile) error {
 		}
 		if !p.Allows(c.Values) {
 			return fmt.Errorf("plan %s: cell %s breaks the profile's constraints", pl.ID, c.Key)
+		}
+		if pl.Fit != nil {
+			for _, fc := range pl.Fit.Constraints {
+				if !fc.Allows(c.Values) {
+					return fmt.Errorf("plan %s: cell %s breaks the repositories' constraint %s", pl.ID, c.Key, fc)
+				}
+			}
 		}
 		total += c.Count
 		for dim, v := range c.Values {
@@ -88,12 +117,16 @@ func (pl *Plan) Check(p *Profile) error {
 		return fmt.Errorf("plan %s: cells sum to %d, want n=%d", pl.ID, total, pl.N)
 	}
 	for _, dim := range vocab.Dimensions() {
-		for v, share := range p.Target(dim) {
+		target := p.Target(dim)
+		if pl.Fit != nil {
+			target = pl.Fit.Targets[dim]
+		}
+		for v, share := range target {
 			q := pl.Quotas[dim][v]
 			if counts[dim][v] != q {
 				return fmt.Errorf("plan %s: %s=%s: %d dialogues, quota %d", pl.ID, dim, v, counts[dim][v], q)
 			}
-			if math.Abs(float64(q)-share*float64(pl.N)) >= 1 {
+			if pl.Tuning == nil && math.Abs(float64(q)-share*float64(pl.N)) >= 1 {
 				return fmt.Errorf("plan %s: %s=%s: quota %d is not within one unit of %.3f", pl.ID, dim, v, q, share*float64(pl.N))
 			}
 		}

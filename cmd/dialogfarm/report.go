@@ -126,6 +126,9 @@ func (a *app) report(args []string) error {
 	if r.Secrets, err = pipeline.SecretCounts(run, dialoguesPath, export); err != nil {
 		return err
 	}
+	if r.Fit, err = pipeline.PlanFit(run); err != nil {
+		return err
+	}
 	refLogs := a.v.GetString("reference-logs")
 	if refLogs == "" {
 		if refLogs, err = analyst.FittedLogs(path); err != nil {

@@ -33,6 +33,11 @@ again, and a stage whose inputs and params did not change is not run
 again. Other arguments on an existing OUT are refused. With --pipeline FILE
 it runs that pipeline instead.
 
+The plan is fitted to the repositories (see plan --repos): a language,
+cursor behaviour or reference they cannot realise gives its share to those
+they can, and the table of what moved is printed. With --plan FILE, the plan
+is that file (a tuned plan from tune, or one from plan) instead.
+
 Answers come from the pool and judge of --config/--pool (dialogfarm.yaml), one
 upstream model (--responder openai), or the offline stand-in.`,
 		Args: cobra.NoArgs,
@@ -41,7 +46,8 @@ upstream model (--responder openai), or the offline stand-in.`,
 	f := cmd.Flags()
 	f.String("profile", "default", "behaviour profile YAML or built-in name")
 	f.StringSlice("repos", nil, "local repositories to take files from (required; repeat or comma-separate)")
-	f.Int("n", 0, "number of dialogues (required)")
+	f.Int("n", 0, "number of dialogues (required unless --plan gives them)")
+	f.String("plan", "", "run this plan file (plan or tune wrote it, for --profile) instead of planning; --n is its n")
 	f.Int64("seed", 0, "random seed (default: the profile's seed)")
 	f.String("out", "", "run folder (required)")
 	f.String("pipeline", "", "run this pipeline file (see dialogfarm pipeline) instead of the default pipeline; --profile, --repos, --n, --seed and the export flags then come from the file")
@@ -127,11 +133,27 @@ func (a *app) finishRun(s *pipeline.Spec, states []pipeline.NodeState, out strin
 
 // defaultOptions reads the default pipeline's arguments from the flags.
 func (a *app) defaultOptions(out string) (pipeline.DefaultOptions, error) {
-	n, repos := a.v.GetInt("n"), a.v.GetStringSlice("repos")
-	if out == "" || n <= 0 || len(repos) == 0 {
-		return pipeline.DefaultOptions{}, errors.New("run: --out, --repos and a positive --n are required")
+	n, repos, planFile := a.v.GetInt("n"), a.v.GetStringSlice("repos"), a.v.GetString("plan")
+	if planFile != "" {
+		pl, err := profiles.ReadPlan(planFile)
+		if err != nil {
+			return pipeline.DefaultOptions{}, fmt.Errorf("run --plan: %w", err)
+		}
+		if n > 0 && n != pl.N {
+			return pipeline.DefaultOptions{}, fmt.Errorf("run: --n %d, but plan %s holds %d dialogues: give one of them", n, planFile, pl.N)
+		}
+		if a.v.IsSet("seed") {
+			return pipeline.DefaultOptions{}, fmt.Errorf("run: --seed with --plan: the plan %s has its seed (%d)", planFile, pl.Seed)
+		}
+		n = pl.N
+		if planFile, err = filepath.Abs(planFile); err != nil {
+			return pipeline.DefaultOptions{}, fmt.Errorf("run --plan: %w", err)
+		}
 	}
-	o := pipeline.DefaultOptions{Profile: a.v.GetString("profile"), N: n}
+	if out == "" || n <= 0 || len(repos) == 0 {
+		return pipeline.DefaultOptions{}, errors.New("run: --out, --repos and a positive --n (or --plan) are required")
+	}
+	o := pipeline.DefaultOptions{Profile: a.v.GetString("profile"), N: n, PlanFile: planFile}
 	for _, r := range repos {
 		abs, err := filepath.Abs(r)
 		if err != nil {
