@@ -117,6 +117,7 @@ var commands = []func(*app) *cobra.Command{
 	judgeEvalCmd,
 	analyzeCmd,
 	planCmd,
+	tuneCmd,
 	configsCmd,
 	reportCmd,
 	pipelineCmd,

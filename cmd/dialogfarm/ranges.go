@@ -71,6 +71,14 @@ func flagRanges() map[string]flagRange {
 		"model-timeout":    wait(time.Second, pool24h, ""),
 		"attempt-timeout":  wait(500*time.Millisecond, 10*time.Minute, "one try of the probe; minutes per try would make it wait minutes on each wrong guess"),
 		"test-timeout":     wait(0, pool24h, "0: the default 2m"),
+		"pilot":            count(1, pipeline.MaxDialogues, ""),
+		"max-dialogues":    count(0, pipeline.MaxDialogues, "0: no bound but --budget-usd"),
+		"budget-usd":       share(0, 1e9, "0: no bound but --max-dialogues"),
+		"rounds":           count(1, 100, ""),
+		"max-factor":       share(1, 1000, "1: no oversampling"),
+		"min-keep":         share(0, 0.99, "a keep rate"),
+		"sigma":            share(0, 10, "a logit scale; 0: estimated per dimension"),
+		"max-jsd":          share(0, 1, "JSD in bits lies in 0 to 1"),
 	}
 }
 

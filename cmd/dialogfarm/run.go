@@ -153,11 +153,19 @@ func (a *app) defaultOptions(out string) (pipeline.DefaultOptions, error) {
 	if out == "" || n <= 0 || len(repos) == 0 {
 		return pipeline.DefaultOptions{}, errors.New("run: --out, --repos and a positive --n (or --plan) are required")
 	}
+	return a.pipelineOptions("run", n, planFile)
+}
+
+// pipelineOptions reads the default pipeline's arguments other than n and
+// the plan file (run and tune share them): profile, repositories, seed,
+// export and dataset.
+func (a *app) pipelineOptions(cmd string, n int, planFile string) (pipeline.DefaultOptions, error) {
+	repos := a.v.GetStringSlice("repos")
 	o := pipeline.DefaultOptions{Profile: a.v.GetString("profile"), N: n, PlanFile: planFile}
 	for _, r := range repos {
 		abs, err := filepath.Abs(r)
 		if err != nil {
-			return o, fmt.Errorf("run: --repos %s: %w", r, err)
+			return o, fmt.Errorf("%s: --repos %s: %w", cmd, r, err)
 		}
 		o.Repos = append(o.Repos, abs)
 	}
