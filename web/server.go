@@ -57,6 +57,9 @@ type Options struct {
 	// MaxStreams caps open event streams; MaxBodyBytes request bodies.
 	MaxStreams   int
 	MaxBodyBytes int64
+	// ProfilesDir is where the profile editor saves profiles; "" saves
+	// none (the editor still previews).
+	ProfilesDir string
 }
 
 // Server serves the UI, the API and MCP over one store.
@@ -108,6 +111,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /events", s.stream(s.events))
 	s.api(mux)
 	s.createAPI(mux)
+	s.profileRoutes(mux)
 	// The guard checks Host on every route, so the SDK's own loopback
 	// check (which would refuse an --allowed-host behind a local proxy)
 	// is off; its body limit is the guard's.

@@ -139,6 +139,8 @@ func TestEveryRouteNeedsTheToken(t *testing.T) {
 		{"GET", "/p/demo"}, {"GET", "/api/pipelines"}, {"GET", "/api/pipelines/demo"}, {"GET", "/api/runs"},
 		{"GET", "/runs/" + g.runID}, {"GET", "/runs/" + g.runID + "/panel"}, {"GET", "/runs/" + g.runID + "/files/workspace/repo/x.html"},
 		{"GET", "/events"}, {"POST", "/mcp"}, {"GET", "/mcp"}, {"POST", "/api/pipelines/demo/apply"},
+		{"GET", "/profiles"}, {"GET", "/profiles/default"}, {"GET", "/api/profiles/default"},
+		{"POST", "/api/profiles/preview"}, {"POST", "/api/profiles/mine"},
 	}
 	for _, rt := range routes {
 		if got := g.do(rt.method, rt.path, "", nil).StatusCode; got != http.StatusUnauthorized {
@@ -287,7 +289,7 @@ func TestRunFilesNeverRenderActive(t *testing.T) {
 			t.Errorf("%s, out of the run folder: %d", p, resp.StatusCode)
 		}
 	}
-	for _, p := range []string{"/", "/p/demo", "/runs/" + g.runID} {
+	for _, p := range []string{"/", "/p/demo", "/runs/" + g.runID, "/profiles", "/profiles/default"} {
 		if csp := g.do("GET", p, "", bearer).Header.Get("Content-Security-Policy"); csp != pageCSP {
 			t.Errorf("%s: CSP %q", p, csp)
 		}

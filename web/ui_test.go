@@ -113,6 +113,7 @@ type siteOptions struct {
 	store, runs string        // folders of the store and the runs ("": new ones)
 	roots       []string      // data roots (nil: not confined)
 	hold        chan struct{} // when set, drive nodes wait until it is closed
+	profiles    string        // where the profile editor saves ("": nowhere)
 }
 
 func newSiteOpts(t *testing.T, o siteOptions) *site {
@@ -159,7 +160,7 @@ func newSiteOpts(t *testing.T, o siteOptions) *site {
 		}
 	}
 	ts := httptest.NewUnstartedServer(nil)
-	srv, err := New(store, runs, Options{Token: testToken, Addr: ts.Listener.Addr().String(), Roots: o.roots}, log)
+	srv, err := New(store, runs, Options{Token: testToken, Addr: ts.Listener.Addr().String(), Roots: o.roots, ProfilesDir: o.profiles}, log)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -118,6 +118,7 @@ var commands = []func(*app) *cobra.Command{
 	analyzeCmd,
 	planCmd,
 	tuneCmd,
+	profilesCmd,
 	configsCmd,
 	reportCmd,
 	pipelineCmd,

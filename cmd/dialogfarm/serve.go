@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -130,7 +131,7 @@ func (a *app) serve(ctx context.Context) error {
 		return fmt.Errorf("serve: %w", err)
 	}
 	srv, err := web.New(store, runs, web.Options{Token: token, Addr: ln.Addr().String(), AllowedHosts: a.v.GetStringSlice("allowed-host"),
-		Roots: roots, Secure: tls}, a.log)
+		Roots: roots, Secure: tls, ProfilesDir: filepath.Join(a.v.GetString("store"), "profiles")}, a.log)
 	if err != nil {
 		ln.Close()
 		return err
