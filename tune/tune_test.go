@@ -182,21 +182,22 @@ func keptJSD(tb testing.TB, p *profiles.Profile, dirs ...string) map[string]floa
 // a fake model whose keep rate depends on the cell (through the judge's
 // rules), `run` of M dialogues and `tune` (a pilot of P, then run of its
 // tuned plan of M-P: the same number of dialogues) are compared by the
-// JSD of their kept dialogues from the profile, per dimension. The tuned
-// run's intent JSD (the dimension the judge deducts by) and its mean over
-// the dimensions are well lower.
+// JSD of their kept dialogues from the profile, per dimension, averaged
+// over several seeds: one pilot of 60 is one draw, and a lucky one (the
+// profile's own seed drew code blocks for 65% of the pilot's code
+// answers, against the model's 45%) can hide a real gain or fake one.
+// The tuned runs' intent JSD (the dimension the judge deducts by) must at
+// least halve, stay under the issue's 0.02, and the mean over the
+// dimensions must drop by a quarter.
 func TestTuneBeatsRun(t *testing.T) {
 	if testing.Short() {
-		t.Skip("drives 300 dialogues through the pool and judge")
+		t.Skip("drives 4 x 600 dialogues through the pool and judge")
 	}
 	ctx := context.Background()
-	const m, pilotN = 300, 60
+	const m, pilotN, seeds = 300, 60, 4
 	model := llmtest.New(t, cellModel)
 	s := newStandIn(t, model)
 	repo, err := filepath.Abs("../examples/sample-repo")
-	if err != nil {
-		t.Fatal(err)
-	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,61 +206,63 @@ func TestTuneBeatsRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	base := pipeline.DefaultOptions{Profile: prof, Repos: []string{repo}, Export: sft.DefaultOptions()}
 	runRound := func(ctx context.Context, o pipeline.DefaultOptions, out string) error {
 		_, err := pipeline.RunDefault(ctx, o, pipeline.RunEnv{Out: out, Log: zap.NewNop(), BeforeNode: s.beforeNode(ctx)})
 		return err
 	}
-	root := t.TempDir()
+	runJSD, tuneJSD := map[string]float64{}, map[string]float64{}
+	for seed := int64(1); seed <= seeds; seed++ {
+		root := t.TempDir()
+		base := pipeline.DefaultOptions{Profile: prof, Repos: []string{repo}, Export: sft.DefaultOptions(), Seed: &seed}
 
-	// run: M dialogues of the fitted plan.
-	plain := base
-	plain.N = m
-	runDir := filepath.Join(root, "run")
-	if err := runRound(ctx, plain, runDir); err != nil {
-		t.Fatal(err)
-	}
+		// run: M dialogues of the fitted plan.
+		plain := base
+		plain.N = m
+		runDir := filepath.Join(root, "run")
+		if err := runRound(ctx, plain, runDir); err != nil {
+			t.Fatal(err)
+		}
 
-	// tune: a pilot, then run --plan of the tuned plan.
-	cfg := DefaultConfig()
-	cfg.Out, cfg.Run, cfg.Pilot, cfg.MaxDialogues = filepath.Join(root, "tune"), base, pilotN, m
-	rep, err := Run(ctx, cfg, runRound, zap.NewNop())
-	if err != nil {
-		t.Fatal(err)
+		// tune: a pilot, then run --plan of the tuned plan.
+		cfg := DefaultConfig()
+		cfg.Out, cfg.Run, cfg.Pilot, cfg.MaxDialogues = filepath.Join(root, "tune"), base, pilotN, m
+		rep, err := Run(ctx, cfg, runRound, zap.NewNop())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if seed == 1 {
+			var table strings.Builder
+			if err := rep.WriteTable(&table); err != nil {
+				t.Fatal(err)
+			}
+			t.Log("\n" + table.String())
+		}
+		if rep.Plan.N != m-pilotN || rep.Dialogues != pilotN {
+			t.Fatalf("tuned plan of %d dialogues after %d driven, want %d (the budget less the pilot)", rep.Plan.N, rep.Dialogues, m-pilotN)
+		}
+		tuned := base
+		tuned.N, tuned.PlanFile = rep.Plan.N, filepath.Join(cfg.Out, PlanFile)
+		tunedDir := filepath.Join(root, "tuned")
+		if err := runRound(ctx, tuned, tunedDir); err != nil {
+			t.Fatal(err)
+		}
+		r, tu := keptJSD(t, p, runDir), keptJSD(t, p, filepath.Join(cfg.Out, PilotDir), tunedDir)
+		t.Logf("seed %d: intent run %.4f, tune %.4f; low keep: %v", seed, r[vocab.DimIntent], tu[vocab.DimIntent], lowKeepNames(rep))
+		for _, dim := range vocab.Dimensions() {
+			runJSD[dim] += r[dim] / seeds
+			tuneJSD[dim] += tu[dim] / seeds
+		}
 	}
-	var table strings.Builder
-	if err := rep.WriteTable(&table); err != nil {
-		t.Fatal(err)
-	}
-	t.Log("\n" + table.String())
-	if rep.Plan.N != m-pilotN || rep.Dialogues != pilotN {
-		t.Fatalf("tuned plan of %d dialogues after %d driven, want %d (the budget less the pilot)", rep.Plan.N, rep.Dialogues, m-pilotN)
-	}
-	tuned := base
-	tuned.N, tuned.PlanFile = rep.Plan.N, filepath.Join(cfg.Out, PlanFile)
-	tunedDir := filepath.Join(root, "tuned")
-	if err := runRound(ctx, tuned, tunedDir); err != nil {
-		t.Fatal(err)
-	}
-
-	runJSD := keptJSD(t, p, runDir)
-	tuneJSD := keptJSD(t, p, filepath.Join(cfg.Out, PilotDir), tunedDir)
-	tunedOnly := keptJSD(t, p, tunedDir)
 	meanRun, meanTune := 0.0, 0.0
 	for _, dim := range vocab.Dimensions() {
-		t.Logf("%-12s run %.4f  tune (pilot+tuned) %.4f  tuned run alone %.4f  expected tuned %.4f", dim, runJSD[dim], tuneJSD[dim], tunedOnly[dim],
-			dimOf(rep, dim).JSDTunedProfile)
+		t.Logf("%-12s mean over %d seeds: run %.4f  tune (pilot+tuned) %.4f", dim, seeds, runJSD[dim], tuneJSD[dim])
 		meanRun += runJSD[dim] / 10
 		meanTune += tuneJSD[dim] / 10
 	}
-	t.Logf("mean: run %.4f, tune %.4f; low keep: %v", meanRun, meanTune, lowKeepNames(rep))
-	// Without the re-weighting (the pilot plus an untuned plan of the
-	// same size), intent came out at 0.0389 against run's 0.0415 and the
-	// mean at 0.0058 against 0.0072: noise. Tuned, intent must at least
-	// halve and the mean drop by a quarter.
-	if tuneJSD[vocab.DimIntent] > runJSD[vocab.DimIntent]/2 || meanTune > 0.75*meanRun {
+	t.Logf("mean over dimensions: run %.4f, tune %.4f", meanRun, meanTune)
+	if ti := tuneJSD[vocab.DimIntent]; ti > runJSD[vocab.DimIntent]/2 || ti > 0.02 || meanTune > 0.75*meanRun {
 		t.Errorf("tune's kept JSD (intent %.4f, mean %.4f) does not beat run's (intent %.4f, mean %.4f)",
-			tuneJSD[vocab.DimIntent], meanTune, runJSD[vocab.DimIntent], meanRun)
+			ti, meanTune, runJSD[vocab.DimIntent], meanRun)
 	}
 }
 
