@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -281,4 +282,62 @@ func TestCopyRepoLeavesOutGitAndNodeModules(t *testing.T) {
 	if err := copyRepo(filepath.Join(src, "missing"), t.TempDir()); err == nil {
 		t.Error("copying a missing repository: no error")
 	}
+}
+
+// TestSamplerReclassifiesForkedExtensionHost: a process of code-server's
+// group first seen with a command line that names no role (as one forked
+// from the main process, or exec'ing, shows) is counted, whole, under the
+// role it shows later (at 1 simulator the extension host was counted as
+// "code-server other" for good).
+func TestSamplerReclassifiesForkedExtensionHost(t *testing.T) {
+	py := "/usr/bin/python3"
+	if _, err := os.Stat(py); err != nil {
+		t.Skip("no python3 to stand in for an extension host")
+	}
+	ready := filepath.Join(t.TempDir(), "host")
+	// The role is given in two halves, so that only the exec'd command
+	// line names it whole.
+	code := `import os, sys, time
+role = sys.argv[4] + sys.argv[5]
+if sys.argv[1] != '--type=' + role:
+    while not os.path.exists(sys.argv[2]): time.sleep(0.01)
+    os.execv(sys.executable, [sys.executable, '-c', sys.argv[3], '--type=' + role, sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5]])
+end = time.time() + 30
+while time.time() < end: pass`
+	cmd := exec.Command(py, "-c", code, "--type=forked", ready, code, "extension", "Host")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	pid := cmd.Process.Pid
+	s := startRSS(context.Background(), func() ([]int, int) { return []int{pid}, 0 }, 10*time.Millisecond)
+	defer s.Stop()
+	other, host := procstat.CodeServerOther.Title(), procstat.ExtensionHost.Title()
+	deadline := time.Now().Add(10 * time.Second)
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for time.Now().Before(deadline) {
+		if _, ok := s.CPUByClass()[other]; ok {
+			break
+		}
+		<-tick.C
+	}
+	if _, ok := s.CPUByClass()[other]; !ok {
+		t.Fatalf("the process was never seen as code-server other: %v", s.CPUByClass())
+	}
+	if err := os.WriteFile(ready, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for time.Now().Before(deadline) {
+		byClass := s.CPUByClass()
+		if byClass[host] >= 0.05 {
+			if _, ok := byClass[other]; ok {
+				t.Errorf("counted in both classes: %v", byClass)
+			}
+			return
+		}
+		<-tick.C
+	}
+	t.Errorf("the process's CPU never moved to the extension host: %v", s.CPUByClass())
 }
