@@ -373,3 +373,67 @@ func TestTuneResumes(t *testing.T) {
 		t.Errorf("other arguments on the folder: err %v", err)
 	}
 }
+
+// englishModel answers every query in English with a code block: the
+// judge keeps its answers to English, German, Spanish and French queries
+// and deducts locale_mismatch from the rest (zh, ja, ru).
+func englishModel(llmtest.Request) llmtest.Reply {
+	return llmtest.Reply{Text: "Here is what it does: it reads its input, checks each value and returns the result.\n\n```\nresult = value + 1\n```\n",
+		PromptTokens: 200, CompletionTokens: 100}
+}
+
+// TestTuneReportsWhatTheJudgeNeverKeeps: a locale the judge keeps none
+// of (the model answers Japanese and Chinese queries in English) is not
+// oversampled: the tuned plan holds it at its fitted share, and the
+// report lists it with its pilot counts and locale_mismatch as the rule
+// that deducted most, in tune-report.json and the printed table.
+func TestTuneReportsWhatTheJudgeNeverKeeps(t *testing.T) {
+	ctx := context.Background()
+	s := newStandIn(t, llmtest.New(t, englishModel))
+	repo, err := filepath.Abs("../examples/sample-repo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	runRound := func(ctx context.Context, o pipeline.DefaultOptions, out string) error {
+		_, err := pipeline.RunDefault(ctx, o, pipeline.RunEnv{Out: out, Log: zap.NewNop(), BeforeNode: s.beforeNode(ctx)})
+		return err
+	}
+	cfg := DefaultConfig()
+	cfg.Out, cfg.Pilot, cfg.MaxDialogues = t.TempDir(), 60, 160
+	cfg.Run = pipeline.DefaultOptions{Profile: jaProfile(t), Repos: []string{repo}, Export: sft.DefaultOptions()}
+	rep, err := Run(ctx, cfg, runRound, zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var table strings.Builder
+	if err := rep.WriteTable(&table); err != nil {
+		t.Fatal(err)
+	}
+	t.Log("\n" + table.String())
+	low := map[string]ValueStats{}
+	for _, v := range rep.LowKeep {
+		low[v.Dim+"="+v.Value] = v
+	}
+	for _, loc := range []string{"ja", "zh"} {
+		v, ok := low["locale="+loc]
+		if !ok {
+			t.Errorf("locale=%s not reported as kept too little; low keep: %v", loc, lowKeepNames(rep))
+			continue
+		}
+		if v.Dialogues == 0 || v.Kept != 0 || len(v.Deductions) == 0 || v.Deductions[0].Rule != judge.RuleLocaleMismatch {
+			t.Errorf("locale=%s: %d dialogues, %d kept, deductions %v; want some, none kept, locale_mismatch first", loc, v.Dialogues, v.Kept, v.Deductions)
+		}
+		for _, val := range dimOf(rep, vocab.DimLocale).Values {
+			if val.Value == loc && (val.Planned > val.Fitted+1.5/float64(rep.Plan.N)) {
+				t.Errorf("locale=%s oversampled: planned %.3f, fitted share %.3f", loc, val.Planned, val.Fitted)
+			}
+		}
+	}
+	if !strings.Contains(table.String(), "locale_mismatch") {
+		t.Error("the printed report does not name the rule that deducted most")
+	}
+	data, err := os.ReadFile(filepath.Join(cfg.Out, ReportFile))
+	if err != nil || !strings.Contains(string(data), `"low_keep"`) || !strings.Contains(string(data), judge.RuleLocaleMismatch) {
+		t.Errorf("%s: low_keep with the deductions missing (err %v)", ReportFile, err)
+	}
+}
