@@ -6,15 +6,15 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"go.uber.org/zap/zaptest"
+
+	"dialogfarm/driver/browser"
 )
 
 // browserTestPage logs the key, input and mouse events a person's actions
@@ -48,74 +48,22 @@ func TestBackends(t *testing.T) {
 		fmt.Fprint(w, browserTestPage)
 	}))
 	defer srv.Close()
-	seen := map[Backend][]string{}
-	for _, b := range []Backend{BackendRod, BackendChromedp} {
+	seen := map[browser.Backend][]string{}
+	for _, b := range []browser.Backend{browser.BackendRod, browser.BackendChromedp} {
 		t.Run(string(b), func(t *testing.T) { seen[b] = driveTestPage(t, b, srv.URL) })
 	}
-	if d := cmp.Diff(seen[BackendRod], seen[BackendChromedp]); d != "" && !t.Failed() {
+	if d := cmp.Diff(seen[browser.BackendRod], seen[browser.BackendChromedp]); d != "" && !t.Failed() {
 		t.Errorf("the page saw different events (-rod +chromedp):\n%s", d)
-	}
-}
-
-// TestStartupEndsWhileWindowsAreBusy launches Chromium with each backend
-// and keeps the window's renderer busy at once: Chromium's start-up still
-// ends (endStartup's page idles in a renderer of its own), before the
-// window is free again. The windows share one renderer process here, as
-// they do on a 2-core machine.
-func TestStartupEndsWhileWindowsAreBusy(t *testing.T) {
-	for _, backend := range []Backend{BackendRod, BackendChromedp} {
-		t.Run(string(backend), func(t *testing.T) {
-			t.Parallel()
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
-			cfg := DefaultBrowserConfig()
-			cfg.Backend, cfg.Dir, cfg.RendererProcesses = backend, t.TempDir(), 1
-			br, err := launchBrowser(ctx, cfg, zaptest.NewLogger(t))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer br.Close()
-			p, err := br.NewWindow(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer p.Close()
-			if _, err := p.Eval(ctx, `() => { setTimeout(() => {
-				const end = Date.now() + 8000;
-				while (Date.now() < end);
-				window.freeAt = Date.now();
-			}, 0); }`); err != nil {
-				t.Fatal(err)
-			}
-			if err := br.startup.wait(ctx); err != nil {
-				t.Fatal(err)
-			}
-			ended := time.Now()
-			if done, err := br.StartupDone(ctx); err != nil || !done {
-				t.Fatalf("Chromium's start-up ended: %v (%v), want true", done, err)
-			}
-			raw, err := p.Eval(ctx, `() => window.freeAt`)
-			if err != nil {
-				t.Fatal(err)
-			}
-			free, err := strconv.ParseInt(string(raw), 10, 64)
-			if err != nil {
-				t.Fatalf("the window's busy spell: %s: %v", raw, err)
-			}
-			if freeAt := time.UnixMilli(free); !ended.Before(freeAt) {
-				t.Errorf("Chromium's start-up ended at %s, after the busy window was free again (%s)", ended.Format("15:04:05.000"), freeAt.Format("15:04:05.000"))
-			}
-		})
 	}
 }
 
 // testWindow launches Chromium with the backend and opens one 800x600
 // window; both close when the test ends.
-func testWindow(ctx context.Context, t *testing.T, backend Backend) (*chromium, page) {
+func testWindow(ctx context.Context, t *testing.T, backend browser.Backend) (*browser.Chromium, browser.Page) {
 	t.Helper()
-	cfg := DefaultBrowserConfig()
+	cfg := browser.DefaultConfig()
 	cfg.Backend, cfg.Dir, cfg.Width, cfg.Height = backend, t.TempDir(), 800, 600
-	br, err := launchBrowser(ctx, cfg, zaptest.NewLogger(t))
+	br, err := browser.Launch(ctx, cfg, zaptest.NewLogger(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,21 +76,10 @@ func testWindow(ctx context.Context, t *testing.T, backend Backend) (*chromium, 
 	return br, p
 }
 
-func driveTestPage(t *testing.T, backend Backend, url string) []string {
+func driveTestPage(t *testing.T, backend browser.Backend, url string) []string {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	br, p := testWindow(ctx, t, backend)
-	if !strings.Contains(br.Version(), "Chrome/") || br.PID() <= 0 {
-		t.Errorf("version %q, pid %d", br.Version(), br.PID())
-	}
-	// Launching sets about ending Chromium's start-up, without which
-	// service worker jobs (every webview waits for one) are held back.
-	if err := br.startup.wait(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if done, err := br.StartupDone(ctx); err != nil || !done {
-		t.Errorf("Chromium's start-up ended: %v (%v), want true", done, err)
-	}
+	_, p := testWindow(ctx, t, backend)
 	w := &window{page: p}
 	if err := w.navigate(ctx, url); err != nil {
 		t.Fatal(err)
@@ -163,13 +100,13 @@ func driveTestPage(t *testing.T, backend Backend, url string) []string {
 			t.Fatalf("%s: %v", what, err)
 		}
 	}
-	step("click", w.click(ctx, at, mouseLeft))
+	step("click", w.click(ctx, at, browser.MouseLeft))
 	step("focus", w.waitFor(ctx, "the textarea has focus", `() => document.activeElement?.id === 't'`))
 	step("insert", w.insert(ctx, "héllo «ok» "))
 	step("shift+a", w.keys(ctx, keyShift, "KeyA"))
 	step("enter", w.keys(ctx, keyEnter))
 	step("ctrl+shift+left ×2", w.repeat(ctx, 2, keyArrowLeft, keyControl, keyShift))
-	step("right click", w.click(ctx, point{X: 120, Y: 100}, mouseRight))
+	step("right click", w.click(ctx, point{X: 120, Y: 100}, browser.MouseRight))
 	val, err := w.value(ctx, "the textarea has text", `() => document.getElementById('t').value`)
 	step("read text", err)
 	if want := "héllo «ok» a\n"; val != want {
@@ -177,8 +114,8 @@ func driveTestPage(t *testing.T, backend Backend, url string) []string {
 	}
 
 	// A Shift+click: the mouse event carries the modifier.
-	step("shift+click", w.page.Mouse(ctx, mouseEvent{Type: "mousePressed", X: 130, Y: 110, Button: mouseLeft, Buttons: 1, ClickCount: 1, Modifiers: modShift}))
-	step("shift+click release", w.page.Mouse(ctx, mouseEvent{Type: "mouseReleased", X: 130, Y: 110, Button: mouseLeft, ClickCount: 1, Modifiers: modShift}))
+	step("shift+click", w.page.Mouse(ctx, browser.MouseEvent{Type: "mousePressed", X: 130, Y: 110, Button: browser.MouseLeft, Buttons: 1, ClickCount: 1, Modifiers: modShift}))
+	step("shift+click release", w.page.Mouse(ctx, browser.MouseEvent{Type: "mouseReleased", X: 130, Y: 110, Button: browser.MouseLeft, ClickCount: 1, Modifiers: modShift}))
 
 	// A dialog would block every later call; it is accepted.
 	_, err = w.eval(ctx, `() => { setTimeout(() => { window.confirmed = confirm('leave?'); }, 0); return true; }`)
@@ -251,124 +188,5 @@ func driveTestPage(t *testing.T, backend Backend, url string) []string {
 	_, err = w.eval(ctx, `() => { setTimeout(() => { location.href = '/second'; }, 50); return true; }`)
 	step("schedule a navigation", err)
 	step("poll across a navigation", w.waitFor(ctx, "the second page shows", `() => document.title === 'second'`))
-	checkNoBrowserUI(t, br.PID())
 	return log
-}
-
-// checkNoBrowserUI checks that Chromium runs no renderer for its own UI
-// beside the page's: the WebUI omnibox popup, which it otherwise preloads
-// at start (155 MiB), is switched off.
-func checkNoBrowserUI(t *testing.T, browserPID int) {
-	t.Helper()
-	if rendererCmdlines(t, browserPID, func(c string) {
-		if strings.Contains(c, "--top-chrome-webui") {
-			t.Errorf("Chromium runs a WebUI renderer for its own UI: %s", clip(c, 200))
-		}
-	}) == 0 {
-		t.Errorf("no renderer in Chromium's process group %d: the check sees nothing", browserPID)
-	}
-}
-
-// rendererCmdlines passes the command line of each renderer process in
-// Chromium's process group to see and returns how many there are.
-func rendererCmdlines(t *testing.T, browserPID int, see func(cmdline string)) int {
-	t.Helper()
-	renderers := 0
-	for _, pid := range processGroup(t, browserPID) {
-		cmdline, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
-		c := string(bytes.ReplaceAll(cmdline, []byte{0}, []byte{' '}))
-		if strings.Contains(c, "--type=renderer") {
-			renderers++
-			see(c)
-		}
-	}
-	return renderers
-}
-
-// TestWindowsShareRenderers opens three windows on one site in a browser
-// per RendererProcesses setting and counts Chromium's renderer processes
-// once its start-up has ended (and the page that ended it has closed): a
-// process per window without a cap, one for all three with a cap of 1.
-// Each window reads its V8 heap limit: low-end device mode's 272 MiB, or
-// RendererHeapMiB; each renderer's command line carries jsFlags' switches
-// that turn V8's optimising compilers off, unless OptimizingJIT, and that
-// let its heap grow 3x between full collections.
-func TestWindowsShareRenderers(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		fmt.Fprint(w, `<!doctype html><title>window</title><p id="p">`+r.URL.Path+`</p>`)
-	}))
-	defer srv.Close()
-	for _, c := range []struct {
-		limit, min, max, heapMiB int
-		jit                      bool
-	}{{limit: 0, min: 3, max: 99}, {limit: 1, min: 1, max: 1, heapMiB: 768, jit: true}} {
-		t.Run(fmt.Sprintf("limit=%d", c.limit), func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
-			cfg := DefaultBrowserConfig()
-			cfg.Dir, cfg.RendererProcesses, cfg.RendererHeapMiB, cfg.OptimizingJIT = t.TempDir(), c.limit, c.heapMiB, c.jit
-			wantHeap := [2]float64{260, 290}
-			if c.heapMiB > 0 {
-				wantHeap = [2]float64{float64(c.heapMiB), float64(c.heapMiB) * 1.2}
-			}
-			br, err := launchBrowser(ctx, cfg, zaptest.NewLogger(t))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer br.Close()
-			for i := range 3 {
-				p, err := br.NewWindow(ctx)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer p.Close()
-				w := &window{page: p}
-				path := fmt.Sprintf("/w%d", i)
-				if err := w.navigate(ctx, srv.URL+path); err != nil {
-					t.Fatal(err)
-				}
-				if err := w.waitFor(ctx, "the window shows its page", `(want) => document.getElementById('p')?.textContent === want`, path); err != nil {
-					t.Fatal(err)
-				}
-				limit, err := w.eval(ctx, `() => performance.memory.jsHeapSizeLimit / 1048576`)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if l := limit.Num(); l < wantHeap[0] || l > wantHeap[1] {
-					t.Errorf("window %d: V8 heap limit %.0f MiB, want %.0f to %.0f", i, l, wantHeap[0], wantHeap[1])
-				}
-			}
-			// endStartup's page has a renderer of its own until the
-			// start-up ends; then the page closes and its renderer goes.
-			if err := br.startup.wait(ctx); err != nil {
-				t.Fatal(err)
-			}
-			tick := time.NewTicker(50 * time.Millisecond)
-			defer tick.Stop()
-			for n := rendererCmdlines(t, br.PID(), func(string) {}); n > c.max; n = rendererCmdlines(t, br.PID(), func(string) {}) {
-				select {
-				case <-ctx.Done():
-					t.Fatalf("%d renderer processes for 3 windows with RendererProcesses %d once start-up ended, want at most %d", n, c.limit, c.max)
-				case <-tick.C:
-				}
-			}
-			// V8 runs every window's scripts without its optimising
-			// compilers (jsFlags) unless OptimizingJIT, and grows its
-			// heap 3x between full collections: the switches reach each
-			// renderer.
-			if n := rendererCmdlines(t, br.PID(), func(cmdline string) {
-				if !strings.Contains(cmdline, "--heap-growing-percent=200") {
-					t.Errorf("the renderer's V8 switches lack --heap-growing-percent=200: %s", clip(cmdline, 300))
-				}
-				for _, f := range []string{"--no-maglev", "--no-turbofan"} {
-					if strings.Contains(cmdline, f) == c.jit {
-						t.Errorf("OptimizingJIT %v, yet the renderer's %s is %v: %s", c.jit, f, strings.Contains(cmdline, f), clip(cmdline, 300))
-					}
-				}
-			}); n < c.min || n > c.max {
-				t.Errorf("%d renderer processes for 3 windows with RendererProcesses %d, want %d to %d", n, c.limit, c.min, c.max)
-			}
-		})
-	}
 }

@@ -13,9 +13,9 @@
 //     requires without shipping them and its activation failures. The
 //     bookkeeping that ends a killed run's editors and browser is the
 //     run's (stale.go, lock.go).
-//   - The browser backends: go-rod and chromedp behind one small page
-//     interface (browser.go, browser_rod.go, browser_chromedp.go,
-//     flags.go, startup.go).
+//   - The browser backends are package driver/browser's: Chromium
+//     launched with go-rod or chromedp behind one small window interface
+//     (browser.Page), and the end of its start-up.
 //   - The workbench steps: a window's waits and actions (window.go,
 //     workbench.go, keys.go, scroll.go, positions.go, ready.go, login.go),
 //     the plugin's chat view (plugin.go), and one dialogue's steps

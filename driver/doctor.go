@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"dialogfarm/adapter"
+	"dialogfarm/driver/browser"
 	"dialogfarm/driver/editor"
 )
 
@@ -24,7 +25,7 @@ type Finding struct {
 
 // Doctor checks that everything the driver needs is installed: Chromium,
 // Node 24, code-server and the plugin in the extensions folder.
-func Doctor(ctx context.Context, ed editor.Config, br BrowserConfig, nodeBin, pluginDir string) []Finding {
+func Doctor(ctx context.Context, ed editor.Config, br browser.Config, nodeBin, pluginDir string) []Finding {
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
 	tmp, err := os.MkdirTemp("", "dialogfarm-doctor-")

@@ -20,6 +20,7 @@ import (
 	"dialogfarm/adapter"
 	"dialogfarm/capture"
 	"dialogfarm/dialog"
+	"dialogfarm/driver/browser"
 	"dialogfarm/driver/editor"
 	"dialogfarm/internal/llmtest"
 	"dialogfarm/judge"
@@ -37,12 +38,12 @@ import (
 // re-run; every batch goes through the farm's queue to the Runner's
 // slots, as `dialogfarm drive` does (driveOnFarm).
 func TestEndToEnd(t *testing.T) {
-	for _, b := range []Backend{BackendRod, BackendChromedp} {
+	for _, b := range []browser.Backend{browser.BackendRod, browser.BackendChromedp} {
 		t.Run(string(b), func(t *testing.T) { endToEnd(t, b) })
 	}
 }
 
-func endToEnd(t *testing.T, backend Backend) {
+func endToEnd(t *testing.T, backend browser.Backend) {
 	root, err := filepath.Abs("..")
 	if err != nil {
 		t.Fatal(err)
@@ -92,7 +93,7 @@ func endToEnd(t *testing.T, backend Backend) {
 	srv := listenCapture(ctx, t, cc, responder, sink, log)
 	rc.PluginVersion = pluginVersion(t, root)
 	rc.Timeouts.Answer = time.Minute
-	if backend == BackendRod {
+	if backend == browser.BackendRod {
 		// The window is replaced once, before the first run's last
 		// config, which must pass on the fresh window (the same on
 		// every backend: checked once).
@@ -125,7 +126,7 @@ func endToEnd(t *testing.T, backend Backend) {
 		}
 		t.Fatalf("summary %+v, want %d ok", sum, len(configs))
 	}
-	if want := map[Backend]int{BackendRod: 1}[backend]; r.Recycled() != want {
+	if want := map[browser.Backend]int{browser.BackendRod: 1}[backend]; r.Recycled() != want {
 		t.Errorf("%d windows replaced, want %d (recycle after %d dialogues, %d configs)", r.Recycled(), want, rc.Recycle.After, len(configs))
 	}
 	if heap := r.slots[0].sess.use.heapMiB; heap <= 0 || heap > float64(rc.Recycle.HeapMiB) {
@@ -214,7 +215,7 @@ func endToEnd(t *testing.T, backend Backend) {
 	// browser: those checks run once, on the default backend (the suite's
 	// time on a 2-core CI machine is the budget).
 	editorOnly := func(t *testing.T) {
-		if backend != BackendRod {
+		if backend != browser.BackendRod {
 			t.Skip("the editor's side, the same on every backend: checked with rod")
 		}
 	}

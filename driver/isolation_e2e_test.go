@@ -15,6 +15,7 @@ import (
 	"dialogfarm/adapter"
 	"dialogfarm/capture"
 	"dialogfarm/dialog"
+	"dialogfarm/driver/browser"
 	"dialogfarm/internal/llmtest"
 )
 
@@ -28,7 +29,7 @@ import (
 // recorded once; a simulator's crashed editor is started again for it
 // alone.
 func TestEditorPerSimulator(t *testing.T) {
-	for _, b := range []Backend{BackendRod, BackendChromedp} {
+	for _, b := range []browser.Backend{browser.BackendRod, browser.BackendChromedp} {
 		t.Run(string(b), func(t *testing.T) { editorPerSimulator(t, b) })
 	}
 }
@@ -53,7 +54,7 @@ func keelConfigs(prefix string, n int) []dialog.ChatConfig {
 	return out
 }
 
-func editorPerSimulator(t *testing.T, backend Backend) {
+func editorPerSimulator(t *testing.T, backend browser.Backend) {
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	root, err := filepath.Abs("..")
@@ -129,7 +130,7 @@ func editorPerSimulator(t *testing.T, backend Backend) {
 	if data, err := os.ReadFile(filepath.Join(r.cfg.Out, processesFile)); err != nil || json.Unmarshal(data, &pg) != nil || len(pg.Editors) != 2 {
 		t.Errorf("%s holds %+v (%v): want both editors, for a killed run's successor", processesFile, pg, err)
 	}
-	if backend != BackendRod {
+	if backend != browser.BackendRod {
 		return // the editor's side is the same on every backend
 	}
 	t.Run("a simulator's crashed editor is started again for it alone", func(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"dialogfarm/adapter"
+	"dialogfarm/driver/browser"
 )
 
 // key is a key of a US keyboard, named by its DOM code ("ControlLeft",
@@ -96,22 +97,11 @@ var keyDefs = func() map[key]keyDef {
 	return m
 }()
 
-// keyEvent is one Input.dispatchKeyEvent of the DevTools protocol.
-type keyEvent struct {
-	// Type is "keyDown" (a key that types text), "rawKeyDown" or "keyUp".
-	Type      string
-	Modifiers int
-	Key, Code string
-	Text      string
-	KeyCode   int
-	Location  int
-}
-
 // keyboard turns key presses into key events, tracking which modifiers
 // are held as a person's keyboard would.
 type keyboard struct {
 	held   []key
-	events []keyEvent
+	events []browser.KeyEvent
 }
 
 func (kb *keyboard) modifiers() int {
@@ -129,7 +119,7 @@ func (kb *keyboard) down(k key) {
 	if d.text != "" {
 		typ = "keyDown"
 	}
-	kb.events = append(kb.events, keyEvent{Type: typ, Modifiers: kb.modifiers(), Key: d.key, Code: string(k), Text: d.text, KeyCode: d.keyCode, Location: d.location})
+	kb.events = append(kb.events, browser.KeyEvent{Type: typ, Modifiers: kb.modifiers(), Key: d.key, Code: string(k), Text: d.text, KeyCode: d.keyCode, Location: d.location})
 }
 
 func (kb *keyboard) up(k key) {
@@ -140,7 +130,7 @@ func (kb *keyboard) up(k key) {
 		}
 	}
 	d := keyDefs[k]
-	kb.events = append(kb.events, keyEvent{Type: "keyUp", Modifiers: kb.modifiers(), Key: d.key, Code: string(k), KeyCode: d.keyCode, Location: d.location})
+	kb.events = append(kb.events, browser.KeyEvent{Type: "keyUp", Modifiers: kb.modifiers(), Key: d.key, Code: string(k), KeyCode: d.keyCode, Location: d.location})
 }
 
 // releaseAll lets go of the held keys, the last pressed first.
@@ -152,12 +142,12 @@ func (kb *keyboard) releaseAll() {
 
 // chordEvents are the events of a key combination: every key but the last
 // is held while the last is typed, then released.
-func chordEvents(keys []key) ([]keyEvent, error) {
+func chordEvents(keys []key) ([]browser.KeyEvent, error) {
 	return repeatEvents(1, keys[len(keys)-1], keys[:len(keys)-1])
 }
 
 // repeatEvents are the events of typing k n times while mods are held.
-func repeatEvents(n int, k key, mods []key) ([]keyEvent, error) {
+func repeatEvents(n int, k key, mods []key) ([]browser.KeyEvent, error) {
 	for _, m := range append(append([]key(nil), mods...), k) {
 		if _, ok := keyDefs[m]; !ok {
 			return nil, fmt.Errorf("key %s cannot be pressed", m)

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"dialogfarm/driver/browser"
 )
 
 // TestChordEvents: a combination holds its modifiers (each press and
@@ -14,15 +16,15 @@ import (
 func TestChordEvents(t *testing.T) {
 	for name, tc := range map[string]struct {
 		keys []key
-		want []keyEvent
+		want []browser.KeyEvent
 	}{
-		"ctrl+k": {keys: []key{keyControl, keyK}, want: []keyEvent{
+		"ctrl+k": {keys: []key{keyControl, keyK}, want: []browser.KeyEvent{
 			{Type: "rawKeyDown", Modifiers: modControl, Key: "Control", Code: "ControlLeft", KeyCode: 17, Location: 1},
 			{Type: "keyDown", Modifiers: modControl, Key: "k", Code: "KeyK", Text: "k", KeyCode: 75},
 			{Type: "keyUp", Modifiers: modControl, Key: "k", Code: "KeyK", KeyCode: 75},
 			{Type: "keyUp", Key: "Control", Code: "ControlLeft", KeyCode: 17, Location: 1},
 		}},
-		"ctrl+shift+e": {keys: []key{keyControl, keyShift, keyE}, want: []keyEvent{
+		"ctrl+shift+e": {keys: []key{keyControl, keyShift, keyE}, want: []browser.KeyEvent{
 			{Type: "rawKeyDown", Modifiers: modControl, Key: "Control", Code: "ControlLeft", KeyCode: 17, Location: 1},
 			{Type: "rawKeyDown", Modifiers: modControl | modShift, Key: "Shift", Code: "ShiftLeft", KeyCode: 16, Location: 1},
 			{Type: "keyDown", Modifiers: modControl | modShift, Key: "e", Code: "KeyE", Text: "e", KeyCode: 69},
@@ -30,11 +32,11 @@ func TestChordEvents(t *testing.T) {
 			{Type: "keyUp", Modifiers: modControl, Key: "Shift", Code: "ShiftLeft", KeyCode: 16, Location: 1},
 			{Type: "keyUp", Key: "Control", Code: "ControlLeft", KeyCode: 17, Location: 1},
 		}},
-		"enter types a carriage return": {keys: []key{keyEnter}, want: []keyEvent{
+		"enter types a carriage return": {keys: []key{keyEnter}, want: []browser.KeyEvent{
 			{Type: "keyDown", Key: "Enter", Code: "Enter", Text: "\r", KeyCode: 13},
 			{Type: "keyUp", Key: "Enter", Code: "Enter", KeyCode: 13},
 		}},
-		"f1 types nothing": {keys: []key{keyF1}, want: []keyEvent{
+		"f1 types nothing": {keys: []key{keyF1}, want: []browser.KeyEvent{
 			{Type: "rawKeyDown", Key: "F1", Code: "F1", KeyCode: 112},
 			{Type: "keyUp", Key: "F1", Code: "F1", KeyCode: 112},
 		}},

@@ -10,13 +10,15 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"go.uber.org/zap"
+
+	"dialogfarm/driver/browser"
+	"dialogfarm/internal/procstat"
 )
 
 // fakeKeys are set in the test's environment before the editor starts, as
@@ -120,76 +122,15 @@ func checkLockdown(t *testing.T, ctx context.Context, r *Runner, out string) {
 	})
 
 	t.Run("a repository's automatic task does not run", func(t *testing.T) {
-		if _, isRod := r.browser.browser.(*RodBrowser); !isRod {
+		if r.cfg.Browser.Backend == browser.BackendChromedp {
 			t.Skip("code-server's task setting, the same on every backend: checked with rod")
 		}
 		checkNoAutomaticTasks(t, ctx, r, out)
 	})
 
-	rod, isRod := r.browser.browser.(*RodBrowser)
-	t.Run("DevTools listens on loopback and refuses web pages", func(t *testing.T) {
-		if !isRod {
-			t.Skip("chromedp speaks DevTools over a pipe (next subtest)")
-		}
-		control := rod.control
-		u, err := url.Parse(control)
-		if err != nil || u.Hostname() != "127.0.0.1" {
-			t.Fatalf("DevTools at %q (%v)", control, err)
-		}
-		try := func(path string, header map[string]string) int {
-			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+u.Host+path, nil)
-			for k, v := range header {
-				req.Header.Set(k, v)
-			}
-			if h, ok := header["Host"]; ok {
-				req.Host = h
-			}
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			resp.Body.Close()
-			return resp.StatusCode
-		}
-		upgrade := map[string]string{"Connection": "Upgrade", "Upgrade": "websocket", "Sec-WebSocket-Version": "13",
-			"Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==", "Origin": "http://evil.example"}
-		if status := try(u.Path, upgrade); status != http.StatusForbidden {
-			t.Errorf("websocket from a web page's origin: %d, want 403", status)
-		}
-		if status := try("/json/version", map[string]string{"Host": "evil.example:80"}); status == http.StatusOK {
-			t.Errorf("/json/version with a foreign Host header: %d", status)
-		}
-	})
-
-	t.Run("chromedp: DevTools is a pipe, no port is open", func(t *testing.T) {
-		if isRod {
-			t.Skip("go-rod has no pipe transport")
-		}
-		cmdline, err := os.ReadFile("/proc/" + strconv.Itoa(browserPID) + "/cmdline")
-		if err != nil {
-			t.Fatal(err)
-		}
-		args := strings.Split(string(cmdline), "\x00")
-		if !slices.Contains(args, "--remote-debugging-pipe") || slices.ContainsFunc(args, func(a string) bool {
-			return strings.HasPrefix(a, "--remote-debugging-port")
-		}) {
-			t.Errorf("chromium's switches: %q", args)
-		}
-		listening := listeningSockets(t)
-		for _, pid := range processGroup(t, browserPID) {
-			fds, _ := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/fd")
-			for _, fd := range fds {
-				link, _ := os.Readlink("/proc/" + strconv.Itoa(pid) + "/fd/" + fd.Name())
-				if listening[link] {
-					t.Errorf("chromium pid %d listens on a TCP socket (%s)", pid, link)
-				}
-			}
-		}
-	})
-
 	t.Run("no key in the environment of code-server or Chromium", func(t *testing.T) {
 		for name, leader := range map[string]int{"code-server": editorPID, "chromium": browserPID} {
-			pids := processGroup(t, leader)
+			pids := procstat.Group(procstat.Read(), leader)
 			if len(pids) < 2 {
 				t.Errorf("%s: only %d processes in group %d", name, len(pids), leader)
 			}
@@ -264,56 +205,6 @@ func checkLockdown(t *testing.T, ctx context.Context, r *Runner, out string) {
 			t.Errorf("settings.json: %v", err)
 		}
 	})
-}
-
-// processGroup lists the processes whose process group is pgid.
-// listeningSockets returns the TCP sockets in the LISTEN state, as the
-// "socket:[inode]" links of /proc/PID/fd name them.
-func listeningSockets(t *testing.T) map[string]bool {
-	t.Helper()
-	out := map[string]bool{}
-	for _, table := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
-		data, err := os.ReadFile(table)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, line := range strings.Split(string(data), "\n")[1:] {
-			// sl local rem st tx:rx tr:when retr uid timeout inode
-			f := strings.Fields(line)
-			if len(f) > 9 && f[3] == "0A" {
-				out["socket:["+f[9]+"]"] = true
-			}
-		}
-	}
-	if len(out) == 0 {
-		t.Fatal("no listening TCP socket at all: code-server's should be one; the check proves nothing")
-	}
-	return out
-}
-
-func processGroup(t *testing.T, pgid int) []int {
-	t.Helper()
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var pids []int
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid pgrp ...; comm may hold spaces.
-		fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
-		if len(fields) > 2 && fields[2] == strconv.Itoa(pgid) {
-			pids = append(pids, pid)
-		}
-	}
-	return pids
 }
 
 // checkNoAutomaticTasks opens a repository whose .vscode/tasks.json runs a

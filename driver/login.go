@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"dialogfarm/driver/browser"
 )
 
 // code-server runs with password authentication: a page without its
@@ -63,7 +65,7 @@ func (w *window) typePassword(ctx context.Context, password string) error {
 		if err != nil {
 			return err
 		}
-		if err := w.click(ctx, p, mouseLeft); err != nil {
+		if err := w.click(ctx, p, browser.MouseLeft); err != nil {
 			return err
 		}
 		quick, cancel := context.WithTimeout(ctx, 3*time.Second)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"dialogfarm/adapter"
+	"dialogfarm/driver/browser"
 )
 
 // The plugin's chat view, found and read only through its adapter: every
@@ -162,7 +163,7 @@ func (w *window) clickActivity(ctx context.Context, label string) error {
 	if err != nil {
 		return err
 	}
-	return w.click(ctx, p, mouseLeft)
+	return w.click(ctx, p, browser.MouseLeft)
 }
 
 // clickInChat clicks the chat document's element matching selector once
@@ -176,7 +177,7 @@ func (w *window) clickInChat(ctx context.Context, u ui, selector string) error {
 	if err != nil {
 		return err
 	}
-	return w.click(ctx, p, mouseLeft)
+	return w.click(ctx, p, browser.MouseLeft)
 }
 
 // chatMessage is what the view shows for a turn's answer.

@@ -15,6 +15,7 @@ import (
 
 	"dialogfarm/adapter"
 	"dialogfarm/dialog"
+	"dialogfarm/driver/browser"
 )
 
 // The probe's page scripts on static chat views (driver/testdata/probe) in
@@ -125,7 +126,7 @@ func TestProbeOnPages(t *testing.T) {
 	pp := newProbePages(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	_, p := testWindow(ctx, t, BackendRod)
+	_, p := testWindow(ctx, t, browser.BackendRod)
 	w := &window{page: p}
 	t.Run("ranking", func(t *testing.T) { probeRanking(ctx, t, pp, w) })
 	t.Run("elements", func(t *testing.T) { probeElements(ctx, t, pp, w) })

@@ -13,6 +13,8 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 	"go.uber.org/zap/zaptest/observer"
+
+	"dialogfarm/driver/browser"
 )
 
 // TestWaitReadyNamesWhatIsMissing: a workbench that never gets ready fails
@@ -35,7 +37,7 @@ func TestWaitReadyNamesWhatIsMissing(t *testing.T) {
 	defer srv.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	_, p := testWindow(ctx, t, BackendRod)
+	_, p := testWindow(ctx, t, browser.BackendRod)
 	w := &window{page: p}
 	log := zaptest.NewLogger(t)
 	if err := w.navigate(ctx, srv.URL+"/stable/"); err != nil {
@@ -99,7 +101,7 @@ func TestWaitReadyLoadsAgainWhenTheExplorerStaysEmpty(t *testing.T) {
 	defer srv.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	_, p := testWindow(ctx, t, BackendRod)
+	_, p := testWindow(ctx, t, browser.BackendRod)
 	w := &window{page: p}
 	for _, c := range []struct {
 		path, explorer string

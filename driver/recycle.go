@@ -19,7 +19,7 @@ type Recycle struct {
 	// HeapMiB is the window's JavaScript heap in use, read after each
 	// dialogue, above which it is replaced before the next one (0: never
 	// by memory). A fresh workbench uses well under 100 MiB. Windows that
-	// share a renderer process (BrowserConfig.RendererProcesses) share
+	// share a renderer process (browser.Config.RendererProcesses) share
 	// its heap, and each counts an equal share of it.
 	HeapMiB int
 }

@@ -3,6 +3,8 @@ package driver
 import (
 	"strings"
 	"testing"
+
+	"dialogfarm/driver/browser"
 )
 
 // TestRecycleReason: a window is due by its dialogue count or its heap,
@@ -45,7 +47,7 @@ func TestWindowsPerRenderer(t *testing.T) {
 		{sessions: 8, processes: 0, want: 1},
 		{sessions: 2, processes: 8, want: 1},
 	} {
-		r := &Runner{cfg: RunConfig{Sessions: c.sessions, Browser: BrowserConfig{RendererProcesses: c.processes}}}
+		r := &Runner{cfg: RunConfig{Sessions: c.sessions, Browser: browser.Config{RendererProcesses: c.processes}}}
 		if got := r.windowsPerRenderer(); got != c.want {
 			t.Errorf("%d sessions on %d renderer processes: %d windows per process, want %d", c.sessions, c.processes, got, c.want)
 		}

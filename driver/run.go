@@ -13,9 +13,11 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+	"golang.org/x/sync/errgroup"
 
 	"dialogfarm/adapter"
 	"dialogfarm/dialog"
+	"dialogfarm/driver/browser"
 	"dialogfarm/driver/editor"
 	"dialogfarm/internal/runfiles"
 )
@@ -36,7 +38,7 @@ type RunConfig struct {
 	// for it, else window. --isolation sets it for a run.
 	Isolation string
 	Editor    editor.Config
-	Browser   BrowserConfig
+	Browser   browser.Config
 	// Adapters are the plugins the run drives; the first one drives the
 	// configs that name no plugin. Each is installed into the run's own
 	// extensions folder.
@@ -100,7 +102,7 @@ func DefaultRunConfig(root, out string) RunConfig {
 		Out:      out,
 		Sessions: 1,
 		Editor:   editor.DefaultConfig(root),
-		Browser:  DefaultBrowserConfig(),
+		Browser:  browser.DefaultConfig(),
 		Timeouts: DefaultTimeouts(),
 		Recycle:  DefaultRecycle(),
 	}
@@ -129,7 +131,7 @@ type Runner struct {
 
 	mu       sync.Mutex     // guards the editors, the browser and the slots
 	editor   *editor.Editor // the editor the slots share; nil with isolation editor
-	browser  *chromium
+	browser  *browser.Chromium
 	version  string        // what the last editor started says it is
 	loads    chan struct{} // one window loads at a time: loads saturate the CPU
 	turns    *uiTurns      // windows sharing a renderer take turns at their steps
@@ -238,7 +240,7 @@ func (r *Runner) start(ctx context.Context) error {
 		return err
 	}
 	if r.isolation == adapter.IsolationEditor {
-		br, err := launchBrowser(ctx, r.cfg.Browser, r.log)
+		br, err := browser.Launch(ctx, r.cfg.Browser, r.log)
 		if err != nil {
 			return err
 		}
@@ -365,4 +367,36 @@ func (r *Runner) PIDs() (editors []int, browser int) {
 		browser = r.browser.PID()
 	}
 	return r.editorPIDs(), browser
+}
+
+// startEditorAndBrowser starts code-server and Chromium side by side. On
+// an error neither is left running. Not errgroup.WithContext: both
+// outlive this call, and that context ends when Wait returns.
+func startEditorAndBrowser(ctx context.Context, ecfg editor.Config, bcfg browser.Config, log *zap.Logger) (*editor.Editor, *browser.Chromium, error) {
+	var (
+		g  errgroup.Group
+		ed *editor.Editor
+		br *browser.Chromium
+	)
+	g.Go(func() (err error) { ed, err = editor.Start(ctx, ecfg, log); return err })
+	g.Go(func() (err error) { br, err = browser.Launch(ctx, bcfg, log); return err })
+	if err := g.Wait(); err != nil {
+		if ed != nil {
+			ed.Stop()
+		}
+		if br != nil {
+			br.Close()
+		}
+		return nil, nil, err
+	}
+	return ed, br, nil
+}
+
+// waitStartup waits for the start-up of the browser the windows are in
+// now (see browser.Chromium.WaitStartup): a relaunched one has its own.
+func (r *Runner) waitStartup(ctx context.Context) error {
+	r.mu.Lock()
+	br := r.browser
+	r.mu.Unlock()
+	return br.WaitStartup(ctx)
 }

@@ -7,6 +7,8 @@ import (
 	"net/http/httptest"
 	"testing"
 	"time"
+
+	"dialogfarm/driver/browser"
 )
 
 func TestScrollKeys(t *testing.T) {
@@ -68,7 +70,7 @@ func TestContextMenuPointInScrolledView(t *testing.T) {
 	defer srv.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	_, p := testWindow(ctx, t, BackendRod)
+	_, p := testWindow(ctx, t, browser.BackendRod)
 	w := &window{page: p}
 	if err := w.navigate(ctx, srv.URL); err != nil {
 		t.Fatal(err)

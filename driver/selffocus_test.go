@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"dialogfarm/adapter"
+	"dialogfarm/driver/browser"
 )
 
 // selfFocusPage is a chat view in a frame whose input takes the keyboard
@@ -30,13 +31,13 @@ f.addEventListener('load', () => {
 
 // countingPage counts the page reads a window makes.
 type countingPage struct {
-	page
+	browser.Page
 	evals atomic.Int32
 }
 
 func (p *countingPage) Eval(ctx context.Context, fn string, args ...any) (json.RawMessage, error) {
 	p.evals.Add(1)
-	return p.page.Eval(ctx, fn, args...)
+	return p.Page.Eval(ctx, fn, args...)
 }
 
 // A first query waits for a revealed view's input to take the focus on its
@@ -50,8 +51,8 @@ func TestSelfFocusIsLearnedPerPlugin(t *testing.T) {
 	defer srv.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	_, p := testWindow(ctx, t, BackendRod)
-	cp := &countingPage{page: p}
+	_, p := testWindow(ctx, t, browser.BackendRod)
+	cp := &countingPage{Page: p}
 	s := &Session{ID: "s1", win: &window{page: cp}, log: zaptest.NewLogger(t)}
 	u := ui{Frames: []string{"iframe"}, Ready: "#in", Input: "#in"}
 	still, self := &adapter.Adapter{Name: "still"}, &adapter.Adapter{Name: "self"}

@@ -7,12 +7,13 @@ import (
 	"time"
 
 	"dialogfarm/dialog"
+	"dialogfarm/driver/browser"
 )
 
 // navPage is a window whose Navigate reports the time its context has left
 // and fails, so that open returns at once.
 type navPage struct {
-	page
+	browser.Page
 	left chan time.Duration
 }
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"dialogfarm/adapter"
+	"dialogfarm/driver/browser"
 )
 
 // setupPage is a chat view in a frame with the controls setup steps fill.
@@ -28,7 +29,7 @@ func TestSetupValuesGetPlaceholders(t *testing.T) {
 	defer srv.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	_, p := testWindow(ctx, t, BackendRod)
+	_, p := testWindow(ctx, t, browser.BackendRod)
 	w := &window{page: p}
 	u := ui{Frames: []string{"iframe"}, Ready: "#url", Input: "#url"}
 	a := &adapter.Adapter{Name: "setup", Extension: adapter.Extension{ID: "pub.setup"}}

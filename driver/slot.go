@@ -11,6 +11,7 @@ import (
 
 	"dialogfarm/adapter"
 	"dialogfarm/dialog"
+	"dialogfarm/driver/browser"
 	"dialogfarm/driver/editor"
 )
 
@@ -275,7 +276,7 @@ func (r *Runner) liveEditor(ctx context.Context, sl *slot) (*editor.Editor, erro
 // browser cannot open one (Chromium died, taking every window with it) it
 // is relaunched first, once for all sessions: the others find their windows
 // dead too and open theirs in the new browser.
-func (r *Runner) reopenWindow(ctx context.Context) (page, error) {
+func (r *Runner) reopenWindow(ctx context.Context) (browser.Page, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	wctx, cancel := context.WithTimeout(ctx, r.cfg.Timeouts.Step)
@@ -286,7 +287,7 @@ func (r *Runner) reopenWindow(ctx context.Context) (page, error) {
 	}
 	r.log.Warn("chromium cannot open a window (it died or stopped answering); relaunching it", zap.Error(err))
 	r.browser.Close()
-	br, lerr := launchBrowser(ctx, r.cfg.Browser, r.log)
+	br, lerr := browser.Launch(ctx, r.cfg.Browser, r.log)
 	if lerr != nil {
 		return nil, fmt.Errorf("reopen browser window: %v; relaunch chromium: %w", err, lerr)
 	}

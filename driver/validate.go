@@ -14,6 +14,7 @@ import (
 
 	"dialogfarm/adapter"
 	"dialogfarm/dialog"
+	"dialogfarm/driver/browser"
 )
 
 // Check is one thing a live validation checked, named by the adapter field
@@ -277,7 +278,7 @@ func (w *window) contextMenuLabels(ctx context.Context) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := w.click(ctx, p, mouseRight); err != nil {
+	if err := w.click(ctx, p, browser.MouseRight); err != nil {
 		return nil, err
 	}
 	v, err := w.poll(ctx, "the editor context menu opens", `() => {

@@ -9,13 +9,15 @@ import (
 	"time"
 
 	"github.com/ysmood/gson"
+
+	"dialogfarm/driver/browser"
 )
 
 // window wraps one browser window showing the workbench. Its methods act
 // like a person (keys, text, mouse) and observe the page by reading the DOM;
 // they never call into the editor's API.
 type window struct {
-	page page
+	page browser.Page
 	// fail, when set, ends every wait at once once it failed: the
 	// editor the window shows, whose plugin failed to activate.
 	fail failure
@@ -243,7 +245,7 @@ func (w *window) repeat(ctx context.Context, n int, k key, mods ...key) error {
 	return nil
 }
 
-func (w *window) sendKeys(ctx context.Context, events []keyEvent) error {
+func (w *window) sendKeys(ctx context.Context, events []browser.KeyEvent) error {
 	for _, e := range events {
 		if err := w.page.Key(ctx, e); err != nil {
 			return err
@@ -262,24 +264,24 @@ func (w *window) insert(ctx context.Context, text string) error {
 
 // move moves the mouse to the point with no button held.
 func (w *window) move(ctx context.Context, p point) error {
-	if err := w.page.Mouse(ctx, mouseEvent{Type: "mouseMoved", X: p.X, Y: p.Y, Button: "none"}); err != nil {
+	if err := w.page.Mouse(ctx, browser.MouseEvent{Type: "mouseMoved", X: p.X, Y: p.Y, Button: "none"}); err != nil {
 		return fmt.Errorf("move mouse to %.0f,%.0f: %w", p.X, p.Y, err)
 	}
 	return nil
 }
 
 // click moves the mouse to the point and clicks.
-func (w *window) click(ctx context.Context, p point, button mouseButton) error {
+func (w *window) click(ctx context.Context, p point, button browser.MouseButton) error {
 	if err := w.move(ctx, p); err != nil {
 		return err
 	}
 	mask := 1
-	if button == mouseRight {
+	if button == browser.MouseRight {
 		mask = 2
 	}
-	err := w.page.Mouse(ctx, mouseEvent{Type: "mousePressed", X: p.X, Y: p.Y, Button: button, Buttons: mask, ClickCount: 1})
+	err := w.page.Mouse(ctx, browser.MouseEvent{Type: "mousePressed", X: p.X, Y: p.Y, Button: button, Buttons: mask, ClickCount: 1})
 	if err == nil {
-		err = w.page.Mouse(ctx, mouseEvent{Type: "mouseReleased", X: p.X, Y: p.Y, Button: button, ClickCount: 1})
+		err = w.page.Mouse(ctx, browser.MouseEvent{Type: "mouseReleased", X: p.X, Y: p.Y, Button: button, ClickCount: 1})
 	}
 	if err != nil {
 		return fmt.Errorf("%s click at %.0f,%.0f: %w", button, p.X, p.Y, err)
@@ -303,6 +305,9 @@ func (w *window) screenshot(ctx context.Context) ([]byte, error) {
 	defer cancel()
 	return w.page.Screenshot(ctx)
 }
+
+// point is a position in page coordinates (CSS pixels).
+type point struct{ X, Y float64 }
 
 func clip(s string, n int) string {
 	r := []rune(s)

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"dialogfarm/driver/browser"
 )
 
 // Workbench actions: each presses keys or clicks the way a developer would
@@ -219,7 +221,7 @@ func (w *window) contextMenu(ctx context.Context, item string, then ...cond) err
 		return err
 	}
 	before := v.Get("status").Str()
-	if err := w.click(ctx, point{X: v.Get("x").Num(), Y: v.Get("y").Num()}, mouseRight); err != nil {
+	if err := w.click(ctx, point{X: v.Get("x").Num(), Y: v.Get("y").Num()}, browser.MouseRight); err != nil {
 		return err
 	}
 	m, err := w.poll(ctx, fmt.Sprintf("the editor context menu shows %q", item), `(item) => {
@@ -342,10 +344,10 @@ func (w *window) shiftClickText(ctx context.Context, line, vcol int, shown strin
 		return v.Get("none").Str(), nil
 	}
 	p := point{X: v.Get("x").Num(), Y: v.Get("y").Num()}
-	events := []mouseEvent{
+	events := []browser.MouseEvent{
 		{Type: "mouseMoved", X: p.X, Y: p.Y, Button: "none", Modifiers: modShift},
-		{Type: "mousePressed", X: p.X, Y: p.Y, Button: mouseLeft, Buttons: 1, ClickCount: 1, Modifiers: modShift},
-		{Type: "mouseReleased", X: p.X, Y: p.Y, Button: mouseLeft, ClickCount: 1, Modifiers: modShift},
+		{Type: "mousePressed", X: p.X, Y: p.Y, Button: browser.MouseLeft, Buttons: 1, ClickCount: 1, Modifiers: modShift},
+		{Type: "mouseReleased", X: p.X, Y: p.Y, Button: browser.MouseLeft, ClickCount: 1, Modifiers: modShift},
 	}
 	var kb keyboard
 	kb.down(keyShift)

@@ -17,7 +17,7 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"dialogfarm/dialog"
-	"dialogfarm/driver"
+	"dialogfarm/driver/browser"
 	"dialogfarm/internal/llmtest"
 	"dialogfarm/pipeline"
 	"dialogfarm/pool"
@@ -33,7 +33,7 @@ type site struct {
 	runs    *pipeline.Runs
 	cs      *sdk.ClientSession
 	updates chan string
-	browser *driver.RodBrowser
+	browser *browser.RodBrowser
 }
 
 // recorded gives a drive node recorded dialogues for its configs (so the
@@ -186,7 +186,7 @@ func newSiteOpts(t *testing.T, o siteOptions) *site {
 		t.Fatal(err)
 	}
 	s.cs = cs
-	b, err := driver.LaunchRod(ctx, driver.BrowserConfig{Bin: "/usr/bin/chromium", Headless: true, Width: 1300, Height: 850, Dir: t.TempDir()}, log)
+	b, err := browser.LaunchRod(ctx, browser.Config{Bin: "/usr/bin/chromium", Headless: true, Width: 1300, Height: 850, Dir: t.TempDir()}, log)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"dialogfarm/adapter"
 	"dialogfarm/driver"
+	"dialogfarm/driver/browser"
 	"dialogfarm/driver/editor"
 )
 
@@ -90,19 +91,19 @@ func addToolFlags(cmd *cobra.Command) {
 	cmd.Flags().String("root", ".", "the dialogfarm checkout (holds tools/ made by make setup, and plugin/)")
 	cmd.Flags().String("tools", "", "tools folder made by make setup (default ROOT/tools)")
 	cmd.Flags().String("chromium", "/usr/bin/chromium", "Chromium binary (never downloaded)")
-	cmd.Flags().Var(&backendFlag{b: driver.BackendRod}, "browser", "library that drives Chromium: rod or chromedp")
+	cmd.Flags().Var(&backendFlag{b: browser.BackendRod}, "browser", "library that drives Chromium: rod or chromedp")
 	cmd.Flags().Bool("browser-jit", false, "let Chromium's V8 optimise hot scripts (Maglev, TurboFan), for a plugin whose webview runs heavy scripts; off, a window costs less CPU")
 }
 
 // backendFlag is --browser: a backend name, checked when it is set (from
 // the command line, the environment or the config file).
-type backendFlag struct{ b driver.Backend }
+type backendFlag struct{ b browser.Backend }
 
 func (f *backendFlag) String() string { return string(f.b) }
 func (f *backendFlag) Type() string   { return "backend" }
 
 func (f *backendFlag) Set(s string) error {
-	b, err := driver.ParseBackend(s)
+	b, err := browser.ParseBackend(s)
 	if err != nil {
 		return err
 	}
@@ -138,11 +139,11 @@ func (a *app) editorConfig() editor.Config {
 	return cfg
 }
 
-func (a *app) browserConfig() driver.BrowserConfig {
-	cfg := driver.DefaultBrowserConfig()
+func (a *app) browserConfig() browser.Config {
+	cfg := browser.DefaultConfig()
 	cfg.Bin = a.v.GetString("chromium")
 	// --browser was checked when it was set.
-	cfg.Backend = driver.Backend(a.v.GetString("browser"))
+	cfg.Backend = browser.Backend(a.v.GetString("browser"))
 	cfg.OptimizingJIT = a.v.GetBool("browser-jit")
 	return cfg
 }

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"dialogfarm/dialog"
-	"dialogfarm/driver"
+	"dialogfarm/driver/browser"
 	"dialogfarm/internal/procstat"
 )
 
@@ -118,10 +118,10 @@ func TestReportPrintsTargets(t *testing.T) {
 
 func TestBrowserFlag(t *testing.T) {
 	o, err := parseFlags([]string{"-browser", "rod, chromedp"}, io.Discard)
-	if err != nil || len(o.Browsers) != 2 || o.Browsers[0] != driver.BackendRod || o.Browsers[1] != driver.BackendChromedp {
+	if err != nil || len(o.Browsers) != 2 || o.Browsers[0] != browser.BackendRod || o.Browsers[1] != browser.BackendChromedp {
 		t.Fatalf("-browser rod,chromedp: %v, %v", o.Browsers, err)
 	}
-	if o, err := parseFlags(nil, io.Discard); err != nil || len(o.Browsers) != 1 || o.Browsers[0] != driver.BackendRod {
+	if o, err := parseFlags(nil, io.Discard); err != nil || len(o.Browsers) != 1 || o.Browsers[0] != browser.BackendRod {
 		t.Fatalf("default: %v, %v", o.Browsers, err)
 	}
 	for _, bad := range []string{"firefox", "rod,rod", ""} {
@@ -132,13 +132,13 @@ func TestBrowserFlag(t *testing.T) {
 }
 
 func TestSideBySide(t *testing.T) {
-	rep := func(b driver.Backend, turn, perMin float64) *report {
+	rep := func(b browser.Backend, turn, perMin float64) *report {
 		return &report{Backend: b, Latency: []row{{Name: "ONE TURN", stats: stats{N: 4, Median: turn}}},
 			Throughput: []level{{Sessions: 1, PerMinute: stats{N: 3, Median: perMin}, Steady: cpuPerDialogue{Total: 1.25}}},
 			Targets:    []target{newTarget("overhead", turn, true, "<=", 0.5, " s")}}
 	}
 	var b strings.Builder
-	if err := printSideBySide(&b, []*report{rep(driver.BackendRod, 0.31, 8.5), rep(driver.BackendChromedp, 0.62, 7.25)}); err != nil {
+	if err := printSideBySide(&b, []*report{rep(browser.BackendRod, 0.31, 8.5), rep(browser.BackendChromedp, 0.62, 7.25)}); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()

@@ -13,6 +13,7 @@ import (
 	"dialogfarm/capture"
 	"dialogfarm/dialog"
 	"dialogfarm/driver"
+	"dialogfarm/driver/browser"
 	"dialogfarm/internal/jsonl"
 	"dialogfarm/internal/llmtest"
 	"dialogfarm/judge"
@@ -30,7 +31,7 @@ type bench struct {
 	instant  *llmtest.Server // answers at once
 	slow     *llmtest.Server // answers after opts.ModelDelay
 	plugin   string          // plugin id@version, recorded in dialogues
-	backend  driver.Backend  // the browser backend being measured
+	backend  browser.Backend // the browser backend being measured
 	versions dialog.Versions
 	log      *zap.Logger
 	progress func(format string, args ...any)

@@ -61,6 +61,7 @@ import (
 	"dialogfarm/adapter"
 	"dialogfarm/dialog"
 	"dialogfarm/driver"
+	"dialogfarm/driver/browser"
 	"dialogfarm/driver/editor"
 	"dialogfarm/internal/llmtest"
 )
@@ -87,7 +88,7 @@ type options struct {
 	JSON       string
 	Root       string
 	Repo       string
-	Browsers   []driver.Backend
+	Browsers   []browser.Backend
 	// Isolation is what a simulator is in the throughput levels: window
 	// (a window of one code-server) or editor (a code-server each).
 	Isolation string
@@ -128,7 +129,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.Startup, "startup", 0, "measure only where a window's start-up CPU goes, over this many fresh starts (code-server, Chromium, each window's first dialogue and warm ones, CPU by process from /proc)")
 	fs.IntVar(&o.StartupWindows, "startup-windows", 2, "windows each -startup run opens, one after the other")
 	fs.StringVar(&o.StartupAlt, "startup-alt", "", "a variant for -startup to alternate with the defaults: JSON {name, settings (user settings over the defaults), chromium (browser binary), code_server (its launcher), renderer_processes}")
-	browsers := fs.String("browser", string(driver.BackendRod), "browser backends to measure, comma-separated: rod, chromedp")
+	browsers := fs.String("browser", string(browser.BackendRod), "browser backends to measure, comma-separated: rod, chromedp")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -146,7 +147,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		o.Sessions = append(o.Sessions, n)
 	}
 	for _, f := range strings.Split(*browsers, ",") {
-		b, err := driver.ParseBackend(strings.TrimSpace(f))
+		b, err := browser.ParseBackend(strings.TrimSpace(f))
 		if err != nil {
 			return o, fmt.Errorf("-browser: %w", err)
 		}

@@ -11,7 +11,7 @@ import (
 	"text/tabwriter"
 
 	"dialogfarm/dialog"
-	"dialogfarm/driver"
+	"dialogfarm/driver/browser"
 )
 
 // stats summarizes samples: how many, their median, min and max.
@@ -119,7 +119,7 @@ func (t target) verdict() string {
 
 // report is everything the benchmark prints; -json writes it as is.
 type report struct {
-	Backend driver.Backend `json:"browser_backend"`
+	Backend browser.Backend `json:"browser_backend"`
 	// Isolation is what a simulator was in the throughput levels: a
 	// window of a shared code-server, or a code-server of its own.
 	Isolation  string          `json:"isolation,omitempty"`

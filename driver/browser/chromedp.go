@@ -1,4 +1,4 @@
-package driver
+package browser
 
 import (
 	"context"
@@ -53,7 +53,7 @@ var rodDefaultFlags = []chromiumFlag{
 // talks to it over a pipe (--remote-debugging-pipe), so unlike go-rod's
 // websocket no DevTools port is open at all.
 type cdpBrowser struct {
-	cfg         BrowserConfig
+	cfg         Config
 	ctx         context.Context // the browser's chromedp context
 	cancel      context.CancelFunc
 	cancelAlloc context.CancelFunc
@@ -66,7 +66,7 @@ var _ browser = (*cdpBrowser)(nil)
 
 // launchChromedp starts Chromium with the same switches and environment as
 // LaunchRod, and connects to it with chromedp.
-func launchChromedp(ctx context.Context, cfg BrowserConfig, log *zap.Logger) (*cdpBrowser, error) {
+func launchChromedp(ctx context.Context, cfg Config, log *zap.Logger) (*cdpBrowser, error) {
 	profile, env, err := prepareLaunch(cfg)
 	if err != nil {
 		return nil, err
@@ -170,7 +170,7 @@ func (b *cdpBrowser) Close() {
 }
 
 // NewWindow opens a separate window (see browser) and attaches to it.
-func (b *cdpBrowser) NewWindow(ctx context.Context) (page, error) {
+func (b *cdpBrowser) NewWindow(ctx context.Context) (Page, error) {
 	w, h := int64(b.cfg.Width), int64(b.cfg.Height)
 	newWindow := true
 	t, err := cdp.Call(ctx, chromedp.FromContext(b.ctx).Browser, target.CreateTarget,
@@ -222,7 +222,7 @@ type cdpPage struct {
 	cancel context.CancelFunc // closes the tab
 }
 
-var _ page = (*cdpPage)(nil)
+var _ Page = (*cdpPage)(nil)
 
 // setUp turns off what chromedp turns on for its own DOM queries and
 // that the driver does not use (every network request, DOM and style
@@ -306,7 +306,7 @@ func (p *cdpPage) Navigate(ctx context.Context, url string) error {
 	return err
 }
 
-func (p *cdpPage) Key(ctx context.Context, e keyEvent) error {
+func (p *cdpPage) Key(ctx context.Context, e KeyEvent) error {
 	_, err := cdp.Call(ctx, p.t, input.DispatchKeyEvent, input.DispatchKeyEventParams{
 		Type:                  input.DispatchKeyEventType(e.Type),
 		Modifiers:             int64(e.Modifiers),
@@ -325,7 +325,7 @@ func (p *cdpPage) InsertText(ctx context.Context, text string) error {
 	return err
 }
 
-func (p *cdpPage) Mouse(ctx context.Context, e mouseEvent) error {
+func (p *cdpPage) Mouse(ctx context.Context, e MouseEvent) error {
 	button := input.MouseButton(e.Button)
 	if button == "" {
 		button = input.MouseButton("none")

@@ -1,4 +1,4 @@
-package driver
+package browser
 
 import (
 	"context"
@@ -12,8 +12,8 @@ import (
 	"dialogfarm/internal/runfiles"
 )
 
-// BrowserConfig says how to launch Chromium.
-type BrowserConfig struct {
+// Config says how to launch Chromium.
+type Config struct {
 	// Bin is the Chromium binary. dialogfarm never downloads a browser.
 	Bin string
 	// Dir holds the browser's profile; a fresh folder per run.
@@ -37,8 +37,8 @@ type BrowserConfig struct {
 	// RendererHeapMiB is the V8 heap limit of each renderer process (0:
 	// Chromium's, which low-end device mode sets to 272 MiB: enough for
 	// one window, while 8 windows sharing it stalled the process's main
-	// thread for over a minute in editorbench). A Runner sets it from its
-	// windows per process.
+	// thread for over a minute in editorbench). A run (driver.Runner)
+	// sets it from its windows per process.
 	RendererHeapMiB int
 	// OptimizingJIT lets V8 optimise hot scripts with Maglev and
 	// TurboFan. Off by default (jsFlags): a workbench runs mostly code
@@ -48,7 +48,7 @@ type BrowserConfig struct {
 	OptimizingJIT bool
 }
 
-// DefaultBrowserConfig uses Debian's chromium package, driven with go-rod,
+// DefaultConfig uses Debian's chromium package, driven with go-rod,
 // with a renderer process per two CPU cores (at least one): a process's
 // windows take turns on its one main thread, so a machine with many cores
 // needs several (measured on 2 cores only).
@@ -57,8 +57,8 @@ type BrowserConfig struct {
 // composites in software, so a smaller window costs less CPU per frame
 // (editorbench: the GPU process used 28% less per dialogue than at
 // 1400x900).
-func DefaultBrowserConfig() BrowserConfig {
-	return BrowserConfig{Bin: "/usr/bin/chromium", Headless: true, Width: 1024, Height: 768, Backend: BackendRod,
+func DefaultConfig() Config {
+	return Config{Bin: "/usr/bin/chromium", Headless: true, Width: 1024, Height: 768, Backend: BackendRod,
 		RendererProcesses: max(1, runtime.NumCPU()/2)}
 }
 
@@ -90,7 +90,7 @@ type browser interface {
 	// tabs are throttled) with focus emulation on, so that several
 	// simulators can each believe they have focus, and JavaScript dialogs
 	// accepted as they open.
-	NewWindow(ctx context.Context) (page, error)
+	NewWindow(ctx context.Context) (Page, error)
 	// StartupDone reports whether Chromium has ended its start-up (see
 	// endStartup).
 	StartupDone(ctx context.Context) (bool, error)
@@ -107,9 +107,10 @@ type browser interface {
 	Close()
 }
 
-// page is one browser window as the driver's steps use it: the few
+// Page is one browser window as the workbench's steps use it: the few
 // DevTools calls a person's actions and the driver's observations need.
-type page interface {
+// Both backends implement it.
+type Page interface {
 	// Eval calls the JS function expression fn with args (JSON values) in
 	// the top document, awaits the promise it returns and gives its value
 	// as JSON ("null" for undefined).
@@ -117,11 +118,11 @@ type page interface {
 	// Navigate starts loading url; it does not wait for the load.
 	Navigate(ctx context.Context, url string) error
 	// Key dispatches one key event.
-	Key(ctx context.Context, e keyEvent) error
+	Key(ctx context.Context, e KeyEvent) error
 	// InsertText types text as a paste or an IME would.
 	InsertText(ctx context.Context, text string) error
 	// Mouse dispatches one mouse event.
-	Mouse(ctx context.Context, e mouseEvent) error
+	Mouse(ctx context.Context, e MouseEvent) error
 	// Screenshot returns a PNG of the window.
 	Screenshot(ctx context.Context) ([]byte, error)
 	// HeapUsed is the JavaScript heap in use of the window's isolate, in
@@ -132,34 +133,43 @@ type page interface {
 	Close() error
 }
 
-// point is a position in page coordinates (CSS pixels).
-type point struct{ X, Y float64 }
+// MouseButton is "left" or "right".
+type MouseButton string
 
-// mouseButton is "left" or "right".
-type mouseButton string
-
+// The buttons a window's steps press.
 const (
-	mouseLeft  mouseButton = "left"
-	mouseRight mouseButton = "right"
+	MouseLeft  MouseButton = "left"
+	MouseRight MouseButton = "right"
 )
 
-// mouseEvent is one Input.dispatchMouseEvent of the DevTools protocol.
-type mouseEvent struct {
+// MouseEvent is one Input.dispatchMouseEvent of the DevTools protocol.
+type MouseEvent struct {
 	// Type is "mouseMoved", "mousePressed" or "mouseReleased".
 	Type string
 	X, Y float64
 	// Button is the button that changed ("none" for a move); Buttons is
 	// the mask of the buttons held after the event (1 left, 2 right).
-	Button     mouseButton
+	Button     MouseButton
 	Buttons    int
 	ClickCount int
 	// Modifiers are the modifier keys held (the key events' bits: 8 Shift).
 	Modifiers int
 }
 
+// KeyEvent is one Input.dispatchKeyEvent of the DevTools protocol.
+type KeyEvent struct {
+	// Type is "keyDown" (a key that types text), "rawKeyDown" or "keyUp".
+	Type      string
+	Modifiers int
+	Key, Code string
+	Text      string
+	KeyCode   int
+	Location  int
+}
+
 // prepareLaunch checks the browser binary and makes what every backend
 // launches it with: the profile folder and the allow-listed environment.
-func prepareLaunch(cfg BrowserConfig) (profile string, env []string, err error) {
+func prepareLaunch(cfg Config) (profile string, env []string, err error) {
 	if _, err := os.Stat(cfg.Bin); err != nil {
 		return "", nil, fmt.Errorf("launch chromium: %w (run `make setup`)", err)
 	}

@@ -1,43 +1,51 @@
-package driver
+package browser
 
 import (
 	"context"
-	"dialogfarm/driver/editor"
 	"fmt"
 	"time"
 
 	"go.uber.org/zap"
-	"golang.org/x/sync/errgroup"
 )
 
-// chromium is a launched browser and its start-up, which may still be
-// going on (see endStartup).
-type chromium struct {
-	browser
+// Chromium is a launched browser, driven with either backend, and its
+// start-up, which may still be going on (see endStartup).
+type Chromium struct {
+	b       browser
 	startup *startup
 }
 
+// NewWindow opens a separate window (not a background tab: background
+// tabs are throttled) with focus emulation on, so that several
+// simulators can each believe they have focus, and JavaScript dialogs
+// accepted as they open.
+func (c *Chromium) NewWindow(ctx context.Context) (Page, error) { return c.b.NewWindow(ctx) }
+
+// PID is the browser's main process id (the leader of its process group).
+func (c *Chromium) PID() int { return c.b.PID() }
+
+// Version is the browser's product string, e.g. "Chrome/156.0.8078.108".
+func (c *Chromium) Version() string { return c.b.Version() }
+
+// WaitStartup returns once Chromium's start-up has ended (or endStartup
+// stopped waiting for it), or ctx ends. A window's webviews wait for that
+// end, so a window waits for it before its first steps; it may load
+// meanwhile.
+func (c *Chromium) WaitStartup(ctx context.Context) error { return c.startup.wait(ctx) }
+
 // Close ends the browser, and returns once endStartup's watch has ended
-// too: nothing of the browser's is left running or logging.
-func (c *chromium) Close() {
-	c.browser.Close()
+// too: nothing of the browser's is left running or logging. The profile
+// stays in its folder.
+func (c *Chromium) Close() {
+	c.b.Close()
 	<-c.startup.ended
 }
 
-// waitStartup waits for the start-up of the browser the windows are in
-// now (see endStartup): a relaunched one has its own.
-func (r *Runner) waitStartup(ctx context.Context) error {
-	r.mu.Lock()
-	s := r.browser.startup
-	r.mu.Unlock()
-	return s.wait(ctx)
-}
-
-// launchBrowser starts Chromium with the configured backend (go-rod when
-// none is set) and sets about ending its start-up (endStartup), without
+// Launch starts Chromium with the configured backend (go-rod when none
+// is set) and sets about ending its start-up (endStartup), without
 // waiting for that: windows may load meanwhile, and their webviews wait
-// for it (chromium.startup).
-func launchBrowser(ctx context.Context, cfg BrowserConfig, log *zap.Logger) (*chromium, error) {
+// for it (WaitStartup).
+func Launch(ctx context.Context, cfg Config, log *zap.Logger) (*Chromium, error) {
 	var b browser
 	switch cfg.Backend {
 	case BackendRod, "":
@@ -61,30 +69,7 @@ func launchBrowser(ctx context.Context, cfg BrowserConfig, log *zap.Logger) (*ch
 		b.Close()
 		return nil, err
 	}
-	return &chromium{browser: b, startup: s}, nil
-}
-
-// startEditorAndBrowser starts code-server and Chromium side by side. On
-// an error neither is left running. Not errgroup.WithContext: both
-// outlive this call, and that context ends when Wait returns.
-func startEditorAndBrowser(ctx context.Context, ecfg editor.Config, bcfg BrowserConfig, log *zap.Logger) (*editor.Editor, *chromium, error) {
-	var (
-		g  errgroup.Group
-		ed *editor.Editor
-		br *chromium
-	)
-	g.Go(func() (err error) { ed, err = editor.Start(ctx, ecfg, log); return err })
-	g.Go(func() (err error) { br, err = launchBrowser(ctx, bcfg, log); return err })
-	if err := g.Wait(); err != nil {
-		if ed != nil {
-			ed.Stop()
-		}
-		if br != nil {
-			br.Close()
-		}
-		return nil, nil, err
-	}
-	return ed, br, nil
+	return &Chromium{b: b, startup: s}, nil
 }
 
 // startup is Chromium's start-up as the windows see it: ended is closed
@@ -107,7 +92,7 @@ func (s *startup) wait(ctx context.Context) error {
 // such tasks: every webview waits for one before it shows anything.
 // Start-up ends once a visible page has loaded and then idled (about 2 s
 // after it loads). The windows share renderer processes
-// (BrowserConfig.RendererProcesses), so a blank page among them idled only
+// (Config.RendererProcesses), so a blank page among them idled only
 // once every window had loaded: without an end of start-up first, in about
 // a third of editorbench's 4-simulator runs the four windows' first chat
 // views waited 9-25 s for their webviews, all released in the same
@@ -119,7 +104,7 @@ func (s *startup) wait(ctx context.Context) error {
 // only it uses: it idles while the windows load (a page busy in a loop in
 // the default context: start-up ended 3.4 s after launch with the blank
 // page apart, never with it beside the busy one), and the windows wait
-// only before their first steps (Session.open), by when it has ended.
+// only before their first steps (WaitStartup), by when it has ended.
 // The page and its context close when the start-up has ended.
 func endStartup(ctx context.Context, b browser, log *zap.Logger) (*startup, error) {
 	closeApart, err := b.OpenApart(ctx, "data:text/html,")

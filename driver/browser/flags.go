@@ -1,4 +1,4 @@
-package driver
+package browser
 
 import (
 	"fmt"
@@ -13,7 +13,7 @@ type chromiumFlag struct{ Name, Value string }
 // with, beside the ones a backend sets itself (headless, profile folder,
 // DevTools endpoint): off the network, no first-run UI, and what cuts the
 // cost of drawing a workbench.
-func chromiumFlags(cfg BrowserConfig) []chromiumFlag {
+func chromiumFlags(cfg Config) []chromiumFlag {
 	flags := []chromiumFlag{
 		{Name: "remote-debugging-address", Value: "127.0.0.1"},
 		{Name: "disable-gpu"},
@@ -66,8 +66,8 @@ func chromiumFlags(cfg BrowserConfig) []chromiumFlag {
 		// --no-optimize-for-size undoes the heap sizing low-end device
 		// mode asks of V8 (small young generation, early full GCs), which
 		// several windows sharing one renderer's heap would outgrow; the
-		// figures in BrowserConfig.RendererProcesses were measured with it.
-		// --no-maglev --no-turbofan (unless BrowserConfig.OptimizingJIT)
+		// figures in Config.RendererProcesses were measured with it.
+		// --no-maglev --no-turbofan (unless Config.OptimizingJIT)
 		// leave V8 its interpreter and baseline compiler: a workbench
 		// runs mostly code it runs a few times per dialogue, and on 2
 		// cores the optimising compilers' background jobs cost more than
@@ -101,7 +101,7 @@ func chromiumFlags(cfg BrowserConfig) []chromiumFlag {
 
 // jsFlags are V8's switches (see chromiumFlags), with the heap limit when
 // the config sets one.
-func jsFlags(cfg BrowserConfig) string {
+func jsFlags(cfg Config) string {
 	f := "--no-memory-reducer --no-optimize-for-size --heap-growing-percent=200"
 	if !cfg.OptimizingJIT {
 		f += " --no-maglev --no-turbofan"

@@ -1,4 +1,4 @@
-package driver
+package browser
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 
 // RodBrowser is a Chromium process controlled with go-rod.
 type RodBrowser struct {
-	cfg      BrowserConfig
+	cfg      Config
 	launcher *launcher.Launcher
 	rod      *rod.Browser
 	version  string
@@ -28,7 +28,7 @@ var _ browser = (*RodBrowser)(nil)
 
 // LaunchRod starts Chromium with flags that keep it off the network and
 // away from first-run UI, and connects to it with go-rod.
-func LaunchRod(ctx context.Context, cfg BrowserConfig, log *zap.Logger) (*RodBrowser, error) {
+func LaunchRod(ctx context.Context, cfg Config, log *zap.Logger) (*RodBrowser, error) {
 	profile, env, err := prepareLaunch(cfg)
 	if err != nil {
 		return nil, err
@@ -75,8 +75,9 @@ func LaunchRod(ctx context.Context, cfg BrowserConfig, log *zap.Logger) (*RodBro
 // Version is the browser's product string, e.g. "Chrome/156.0.8078.108".
 func (b *RodBrowser) Version() string { return b.version }
 
-// NewWindow opens a window for the driver's steps (see browser).
-func (b *RodBrowser) NewWindow(ctx context.Context) (page, error) {
+// NewWindow opens a window for the workbench's steps (see
+// Chromium.NewWindow).
+func (b *RodBrowser) NewWindow(ctx context.Context) (Page, error) {
 	p, err := b.NewPage(ctx)
 	if err != nil {
 		return nil, err
@@ -161,7 +162,7 @@ func (b *RodBrowser) Close() {
 // rodPage is a window driven with go-rod.
 type rodPage struct{ p *rod.Page }
 
-var _ page = rodPage{}
+var _ Page = rodPage{}
 
 func (r rodPage) Eval(ctx context.Context, fn string, args ...any) (json.RawMessage, error) {
 	res, err := r.p.Context(ctx).Eval(fn, args...)
@@ -175,7 +176,7 @@ func (r rodPage) Navigate(ctx context.Context, url string) error {
 	return r.p.Context(ctx).Navigate(url)
 }
 
-func (r rodPage) Key(ctx context.Context, e keyEvent) error {
+func (r rodPage) Key(ctx context.Context, e KeyEvent) error {
 	return proto.InputDispatchKeyEvent{
 		Type:                  proto.InputDispatchKeyEventType(e.Type),
 		Modifiers:             e.Modifiers,
@@ -192,7 +193,7 @@ func (r rodPage) InsertText(ctx context.Context, text string) error {
 	return proto.InputInsertText{Text: text}.Call(r.p.Context(ctx))
 }
 
-func (r rodPage) Mouse(ctx context.Context, e mouseEvent) error {
+func (r rodPage) Mouse(ctx context.Context, e MouseEvent) error {
 	button := proto.InputMouseButton(e.Button)
 	if button == "" {
 		button = proto.InputMouseButtonNone

@@ -1,4 +1,4 @@
-package driver
+package browser
 
 import (
 	"context"
@@ -37,7 +37,7 @@ func (b *closingBrowser) StartupDone(ctx context.Context) (bool, error) {
 }
 
 func (b *closingBrowser) OpenApart(context.Context, string) (func(), error) { return func() {}, nil }
-func (b *closingBrowser) NewWindow(context.Context) (page, error) {
+func (b *closingBrowser) NewWindow(context.Context) (Page, error) {
 	return nil, errors.New("no windows")
 }
 func (b *closingBrowser) PID() int        { return 0 }
@@ -55,7 +55,7 @@ func TestCloseWaitsForTheStartupWatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &chromium{browser: fake, startup: s}
+	c := &Chromium{b: fake, startup: s}
 	returned := make(chan struct{})
 	go func() {
 		c.Close()
