@@ -20,6 +20,12 @@ import (
 //     (commonNames; Go, Python, JavaScript/TypeScript and Java are known,
 //     other languages are not checked).
 //
+// Names the answer binds count as defined: parameters of the functions,
+// lambdas and arrow functions it writes (a nested helper that calls its
+// form parameter), loop variables and the names of a tuple assignment.
+// Text in string literals is not code: "too few given (min 2)" calls
+// nothing.
+//
 // Qualified calls (x.f(), pkg.F()) are not checked: telling a method of a
 // local value from an invented package function needs type information.
 // A function defined elsewhere in the file, outside the context the plugin
@@ -39,7 +45,58 @@ var (
 	}
 	fromImport = regexp.MustCompile(`\bfrom\s+[\w.]+\s+import\s+\(?([\w, ]+)`)
 	wordRe     = regexp.MustCompile(`[A-Za-z_$][\w$]*`)
+	// boundLists are lists of names bound at once, every word of the group
+	// a name: lambda a, b: …; for k, v in …; a, b = … and k, v := …;
+	// (a, b) => … and a => ….
+	boundLists = []*regexp.Regexp{
+		regexp.MustCompile(`\blambda\b([^:\n]*):`),
+		regexp.MustCompile(`\bfor\s+\(?((?:\*?\w+\s*,\s*)*\*?\w+)\)?\s+in\b`),
+		regexp.MustCompile(`((?:\w+\s*,\s*)+\w+)\s*(?::=|=[^=>])`),
+		regexp.MustCompile(`\(([\w\s,:?]*)\)\s*=>`),
+		regexp.MustCompile(`(\w+)\s*=>`),
+	}
+	// funcHead is the start of a function's parameter list: def f(,
+	// func (r T) F[T any](, func(, function f(, fn f(.
+	funcHead = regexp.MustCompile(`\b(?:def\s+\w+|func(?:\s*\([^()]*\))?\s*\w*|function\*?\s*\w*|fn\s+\w+)\s*(?:\[[^\]\n]*\])?\s*(?:<[^>\n]*>)?\s*\(`)
+	// stringLit are string literals: Python's triple-quoted ones first,
+	// then one-line quoted strings and backquoted (Go raw, JavaScript
+	// template) ones.
+	stringLit = regexp.MustCompile(`(?s:"""(?:.*?)"""|'''(?:.*?)''')|"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'|` + "`[^`]*`")
 )
+
+// parameterNames are the names of the parameters of every function the
+// code defines: the first word of each top-level comma-separated part of
+// its parameter list (Go's "a, b int", Python's "*args, key: int = 0",
+// JavaScript's "cb").
+func parameterNames(code string) []string {
+	var out []string
+	for _, loc := range funcHead.FindAllStringIndex(code, -1) {
+		depth, start := 0, loc[1]
+	scan:
+		for i := loc[1]; i < len(code); i++ {
+			switch code[i] {
+			case '(', '[', '{':
+				depth++
+			case ')', ']', '}':
+				if depth == 0 {
+					if w := wordRe.FindString(code[start:i]); w != "" {
+						out = append(out, w)
+					}
+					break scan
+				}
+				depth--
+			case ',':
+				if depth == 0 {
+					if w := wordRe.FindString(code[start:i]); w != "" {
+						out = append(out, w)
+					}
+					start = i + 1
+				}
+			}
+		}
+	}
+	return out
+}
 
 func unknownIdentifiers(s Subject, answer string) (string, bool) {
 	lang := normLang(s.Language)
@@ -59,14 +116,19 @@ func unknownIdentifiers(s Subject, answer string) (string, bool) {
 			known[m[1]] = true
 		}
 	}
-	for _, m := range fromImport.FindAllStringSubmatch(code, -1) {
-		for _, w := range wordRe.FindAllString(m[1], -1) {
-			known[w] = true
+	for _, re := range append([]*regexp.Regexp{fromImport}, boundLists...) {
+		for _, m := range re.FindAllStringSubmatch(code, -1) {
+			for _, w := range wordRe.FindAllString(m[1], -1) {
+				known[w] = true
+			}
 		}
+	}
+	for _, w := range parameterNames(code) {
+		known[w] = true
 	}
 	var unknown []string
 	seen := map[string]bool{}
-	for _, m := range bareCall.FindAllStringSubmatch(code, -1) {
+	for _, m := range bareCall.FindAllStringSubmatch(stringLit.ReplaceAllString(code, `""`), -1) {
 		name := m[1]
 		if known[name] || seen[name] || common[name] || keywords[name] {
 			continue

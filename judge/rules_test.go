@@ -191,6 +191,22 @@ func TestRuleUnknownIdentifiers(t *testing.T) {
 		{name: "python invented function", s: py, answer: "```python\ndef test_add():\n    assert add_numbers(1, 2) == 3\n```", fire: true, reason: "add_numbers"},
 		{name: "qualified calls are not checked", s: py, answer: "```python\nimport math\nx = math.frobnicate(2)\n```"},
 		{name: "unknown language not checked", s: rust, answer: "```rust\nfn t() { frob(1); }\n```"},
+		// The reference answers of toolz's thread_first and diff (tasks
+		// check on Debian's python3-toolz 0.12.0 scored them 4 for calling
+		// form and given).
+		{name: "python nested helper calls its parameter", s: py, answer: "```python\ndef thread_first(val, *forms):\n" +
+			"    def evalform_front(val, form):\n        if callable(form):\n            return form(val)\n" +
+			"        if isinstance(form, tuple):\n            func, args = form[0], form[1:]\n            args = (val,) + args\n            return func(*args)\n" +
+			"    return reduce(evalform_front, forms, val)\n```"},
+		{name: "python words in a string are not calls", s: py, answer: "```python\ndef diff(*seqs, **kwargs):\n    if len(seqs) < 2:\n" +
+			"        raise TypeError('Too few sequences given (min 2 required)')\n    return \"\"\"no frob(\n    here\"\"\"\n```"},
+		{name: "python loop, lambda and tuple names", s: py, answer: "```python\ndef apply_all(fs, pairs):\n    for f in fs:\n        f(1)\n" +
+			"    g, h = fs[0], fs[1]\n    g(h(2))\n    k = lambda cb, x: cb(x)\n    return [fn(v) for fn, v in pairs]\n```"},
+		{name: "go closure parameter and range names", s: goSub, answer: "```go\nfunc apply(fs []func(int) int, visit func(int)) {\n" +
+			"\tfor _, f := range fs {\n\t\tvisit(f(1))\n\t}\n\teach := func(g func()) { g() }\n\teach(nil)\n}\n```"},
+		{name: "javascript arrow parameter", s: pluginSubject(t, "javascript", "function add(a, b) { return a + b; }", "Write tests."),
+			answer: "```javascript\nconst run = (cb) => cb(add(1, 2));\nconst twice = fn => fn(fn(1));\n```"},
+		{name: "invented call beside a string still flagged", s: py, answer: "```python\ndef test_add():\n    assert add(1, 2) == 3, 'given (x)'\n    frobnicate(3)\n```", fire: true, reason: "frobnicate"},
 	})
 }
 
