@@ -176,7 +176,7 @@ svg text{font-size:11px;fill:#333}
 </style>
 </head>
 <body>
-{{if .Banner}}<p class="banner" role="alert" data-offline="{{.R.Kept.OfflineDialogues}}">Not training data: {{.Banner}}.</p>
+{{if .Banner}}<p class="banner" role="alert" data-offline="{{.R.Kept.OfflineDialogues}}">{{.Banner}}.</p>
 {{end}}<h1>Fidelity report: profile {{.R.Profile}}</h1>
 <table>
 <tr><th>configs</th><td>{{.R.Configs}}</td></tr>
@@ -269,7 +269,7 @@ func (r *Report) WriteHTML(w io.Writer) error {
 		Realism                                  *realism.Report
 		FitNote                                  string
 		Moves                                    []move
-	}{R: r, Realism: r.Realism, Banner: r.OfflineBanner(), TurnRate: pct(r.Keep.TurnRate), DialogueRate: pct(r.Keep.DialogueRate),
+	}{R: r, Realism: r.Realism, Banner: r.Kept.OfflineHeadline("kept dialogues"), TurnRate: pct(r.Keep.TurnRate), DialogueRate: pct(r.Keep.DialogueRate),
 		Provenance: r.ProvenanceLines(), CellDims: strings.Join(r.CellDims, " × "), WithKept: r.Dialogues > 0}
 	for _, d := range r.Dimensions {
 		x := dim{Name: d.Dim, JSDProduced: fmt.Sprintf("%.4f", d.JSDProduced), SVG: dimensionChart(d, data.WithKept)}

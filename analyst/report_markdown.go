@@ -13,8 +13,8 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
 	cell := func(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
 	p("## Fidelity report: profile %s\n\n", cell(r.Profile))
-	if banner := r.OfflineBanner(); banner != "" {
-		p("> **Not training data: %s.**\n\n", cell(banner))
+	if banner := r.Kept.OfflineHeadline("kept dialogues"); banner != "" {
+		p("> **%s.**\n\n", cell(banner))
 	}
 	p("%d configs, %d dialogues. Keep rate: %s.\n\n", r.Configs, r.Dialogues, r.Keep)
 	p("| provenance | |\n|---|---|\n")

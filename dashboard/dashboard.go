@@ -212,7 +212,7 @@ func (d *Data) keep(ds []dialog.Dialogue, export sft.Options) {
 		d.Provenance.Add(dl, len(dl.Turns))
 		d.Kept.Add(dl, kept)
 	}
-	d.Banner = d.Kept.OfflineSentence("kept dialogues")
+	d.Banner = d.Kept.OfflineHeadline("kept dialogues")
 }
 
 // shownScore is the best verdict score of the candidate whose text was

@@ -84,7 +84,7 @@ func TestOfflineBanner(t *testing.T) {
 	b, _ := json.Marshal(d)
 	path := filepath.Join(dir, "dialogues.jsonl")
 	os.WriteFile(path, append(b, '\n'), 0o644)
-	banner := `<p class="banner" role="alert" data-offline="1">Not training data: 1 of 1 kept dialogues (1 of 1 turns) hold placeholder answers from the offline stand-in, not training data.</p>`
+	banner := `<p class="banner" role="alert" data-offline="1">Not training data: 1 of 1 kept dialogues (1 of 1 turns) hold placeholder answers from the offline stand-in.</p>`
 	for _, allow := range []bool{true, false} {
 		opt := sft.DefaultOptions()
 		opt.AllowOffline = allow

@@ -22,7 +22,7 @@ func writeCardBody(b *bytes.Buffer, opt Options, st Stats) {
 	p("# %s\n\n", opt.Name)
 	if pv.OfflineDialogues > 0 {
 		p("> **Not training data: %d of %d records (%d of %d assistant turns) hold %s.** dialogfarm ran them without a model\n",
-			pv.OfflineDialogues, st.Records, pv.OfflineTurns, pv.Turns, dialog.OfflineWarning)
+			pv.OfflineDialogues, st.Records, pv.OfflineTurns, pv.Turns, dialog.OfflineAnswers)
 		p("> service and they were exported with `--allow-offline`, to try the pipeline; every such answer starts with\n")
 		p("> `[offline placeholder]`, and its metadata says `\"offline\": true`.\n\n")
 	}

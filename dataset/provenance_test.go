@@ -75,7 +75,7 @@ func TestOfflineBanner(t *testing.T) {
 		p.QuerySources[dialog.QuerySourceTemplate] != 12 || p.AnswerModels["offline"] != 12 {
 		t.Errorf("provenance %+v", p)
 	}
-	banner := "> **Not training data: 12 of 12 records (12 of 12 assistant turns) hold placeholder answers from the offline stand-in, not training data.**"
+	banner := "> **Not training data: 12 of 12 records (12 of 12 assistant turns) hold placeholder answers from the offline stand-in.**"
 	_, body, _ := strings.Cut(text, "\n---\n")
 	if !strings.HasPrefix(strings.TrimSpace(strings.SplitN(body, "\n\n", 3)[1]), banner) {
 		t.Errorf("the card does not open with the offline banner:\n%s", body)

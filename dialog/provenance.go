@@ -211,9 +211,22 @@ func (p Provenance) OfflineSentence(noun string) string {
 	return fmt.Sprintf("%d of %d %s (%d of %d turns) hold %s", p.OfflineDialogues, p.Dialogues, noun, p.OfflineTurns, p.Turns, OfflineWarning)
 }
 
-// OfflineWarning is the sentence every output that holds offline answers
-// shows, with the counts.
-const OfflineWarning = "placeholder answers from the offline stand-in, not training data"
+// OfflineHeadline is OfflineSentence as the banner of a page or card
+// opens with it: "Not training data: 2 of 8 records (3 of 15 turns) hold
+// placeholder answers from the offline stand-in"; "" when none does.
+func (p Provenance) OfflineHeadline(noun string) string {
+	if p.OfflineDialogues == 0 {
+		return ""
+	}
+	return fmt.Sprintf("Not training data: %d of %d %s (%d of %d turns) hold %s", p.OfflineDialogues, p.Dialogues, noun, p.OfflineTurns, p.Turns, OfflineAnswers)
+}
+
+// OfflineAnswers names what the offline stand-in answers; OfflineWarning
+// is the sentence every output that holds them shows, with the counts.
+const (
+	OfflineAnswers = "placeholder answers from the offline stand-in"
+	OfflineWarning = OfflineAnswers + ", not training data"
+)
 
 func orUnknown(s string) string {
 	if s == "" {
