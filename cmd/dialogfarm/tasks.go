@@ -59,7 +59,7 @@ document; a three-state audit decides which steps are exported.
 	tf.String("repo", "", "repository to trace (required)")
 	tf.StringSlice("packages", []string{"./..."}, "Go package patterns to trace")
 	tf.Int("runs", 3, "runs per test; a test whose outcome differs is dropped as flaky")
-	tf.Duration("test-timeout", 0, "timeout of one test run (default 2m)")
+	tf.Duration("test-timeout", 0, "timeout of one test run; 0 means 2m")
 	tf.Int("jobs", 1, "tests traced at once (each test's own runs stay sequential)")
 	plan := &cobra.Command{Use: "plan", Short: "Group tests by covered functions into ordered steps", Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error { return a.tasksPlan() }}
@@ -68,7 +68,7 @@ document; a three-state audit decides which steps are exported.
 	bf := build.Flags()
 	bf.String("profile", "default", "profile (file or built-in name) for the chat configs' query style and locale")
 	bf.Int("runs", 3, "runs of the original state in the audit")
-	bf.Duration("test-timeout", 0, "timeout of one test run (default 2m)")
+	bf.Duration("test-timeout", 0, "timeout of one test run; 0 means 2m")
 	bf.String("requirement-model", "", "model that writes the requirement documents through the gateway (empty: the deterministic template)")
 	bf.String("requirement-model-base-url", "", "OpenAI-compatible base URL of that model")
 	bf.String("requirement-api-key-env", "", "environment variable holding that model's API key (empty: no key)")
