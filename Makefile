@@ -131,7 +131,10 @@ bench-redact:
 # with SIGKILL 10 times at random moments, code-server and Chromium killed
 # mid-dialogue, 20% of model calls failing (429, 500, dropped streams,
 # hangs); `make test` runs TestChaosEditorShort: 4 configs, one SIGKILL
-# mid-dialogue, code-server killed mid-dialogue.
+# mid-dialogue, code-server killed mid-dialogue. TestChaosEditorRemoteWorkers:
+# farm serve, two workers that cannot see the run folder (private mount
+# namespaces; the repository comes through the object store) and
+# run --nats, with a worker, the run and the farm server each SIGKILLed once.
 chaos: setup
 	DIALOGFARM_CHAOS_KILLS=12 DIALOGFARM_CHAOS_CLUSTER=1 $(GO) test -race -count=1 -v -run 'TestChaos|TestCrashedWorker|TestDeadLetter|TestCluster|TestRemoteWorker|TestResume' ./farm
 	$(GO) test -tags chaos -count=1 -v -timeout 60m -run TestChaosEditor ./cmd/dialogfarm

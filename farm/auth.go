@@ -58,9 +58,10 @@ func connUser(nc *nats.Conn) string {
 // A worker may pull jobs and settle (ack, nak, heartbeat) the deliveries
 // of the workers' consumer, publish results and retried attempts under its
 // own name only (dfarm.results.<run>.<config>.<user>), write its own health
-// entries ($KV.dfarm_workers.<user>.>), and receive replies on its own
-// inbox prefix only. It cannot enqueue, read results or other workers'
-// replies, dead-letter, read the runs' keys or delete anything.
+// entries ($KV.dfarm_workers.<user>.>), read repositories, write files
+// back (read none), and receive replies on its own inbox prefix only. It
+// cannot enqueue, read results, files or other workers' replies,
+// dead-letter, read the runs' keys or delete anything.
 //
 // A coordinator enqueues, collects and manages the streams.
 func permissions(role, user string) (*server.Permissions, error) {
@@ -75,12 +76,22 @@ func permissions(role, user string) (*server.Permissions, error) {
 				"dfarm.events.*.attempt.*." + user,
 				"$KV." + WorkersBucket + "." + user + ".>",
 				"$JS.API.STREAM.INFO.KV_" + WorkersBucket,
+				// Read repositories: the bucket's info, an object's meta,
+				// an ordered consumer on its chunks.
+				"$JS.API.STREAM.INFO.OBJ_" + ReposBucket,
+				"$JS.API.DIRECT.GET.OBJ_" + ReposBucket + ".>",
+				"$JS.API.CONSUMER.CREATE.OBJ_" + ReposBucket + ".>",
+				"$JS.API.CONSUMER.DELETE.OBJ_" + ReposBucket + ".>",
+				"$JS.FC.OBJ_" + ReposBucket + ".>",
+				// Write files back (chunks and meta), read none.
+				"$O." + FilesBucket + ".C.>",
+				"$O." + FilesBucket + ".M.>",
 			}},
 			Subscribe: &server.SubjectPermission{Allow: []string{InboxPrefix(user) + ".>"}},
 		}, nil
 	case "coordinator":
 		return &server.Permissions{
-			Publish: &server.SubjectPermission{Allow: []string{"$JS.API.>", "$JS.ACK.>", "dfarm.>", "$KV.>"}},
+			Publish: &server.SubjectPermission{Allow: []string{"$JS.API.>", "$JS.ACK.>", "$JS.FC.>", "dfarm.>", "$KV.>", "$O.>"}},
 			// _INBOX.> too, for operators' tools (the nats CLI) with a
 			// coordinator's key.
 			Subscribe: &server.SubjectPermission{Allow: []string{InboxPrefix(user) + ".>", "_INBOX.>", "dfarm.>", "$KV.>"}},

@@ -86,6 +86,7 @@ func TestChaos(t *testing.T) {
 	lifetime := func(limit time.Duration) bool {
 		recs.reopen()
 		r := startRig(t, dir, qc)
+		r.q.SetRunKey("chaos", testRunKey) // kept by the coordinator, as in its run folder
 		if err := r.q.Reclaim(context.Background()); err != nil {
 			t.Fatal(err)
 		}

@@ -31,6 +31,10 @@ type CollectConfig struct {
 	// Attempts and Dead receive the failed attempts that were retried
 	// and the dead letters (one JSON value each); nil drops them.
 	Attempts, Dead func(v any) error
+	// FilesDir, when set, receives the files results and attempts bring
+	// back (a remote worker's failure artifacts), in a folder per config;
+	// the record's Artifacts names it.
+	FilesDir string
 	// Progress is called after each config's outcome.
 	Progress func(Progress)
 	Metrics  *Metrics
@@ -49,6 +53,9 @@ type Progress struct {
 // FailedStepDead is the failed step of a dead-lettered config's record.
 const FailedStepDead = "dead_letter"
 
+// deadNonce seals a dead letter (the collector's, one per config).
+const deadNonce = "dead-letter"
+
 // Collect writes the run's results into its record log until every wanted
 // config has an outcome or ctx ends. It is safe to run again after a crash:
 // its consumers are durable (what was acknowledged is not delivered again)
@@ -63,7 +70,7 @@ func (q *Queue) Collect(ctx context.Context, cfg CollectConfig, log *zap.Logger)
 	if len(remaining) == 0 {
 		return prog, nil
 	}
-	key, err := q.runKey(ctx, cfg.Run)
+	key, err := q.runKey(cfg.Run)
 	if err != nil {
 		return prog, err
 	}
@@ -160,9 +167,9 @@ func (q *Queue) Collect(ctx context.Context, cfg CollectConfig, log *zap.Logger)
 		var err error
 		switch it.kind {
 		case "result":
-			err = q.collectResult(it.msg, cfg, key, remaining, &prog, log)
+			err = q.collectResult(ctx, it.msg, cfg, key, remaining, &prog, log)
 		case "dead":
-			err = q.collectDead(it.msg, cfg, remaining, &prog)
+			err = q.collectDead(it.msg, cfg, key, remaining, &prog, log)
 		case "event":
 			err = q.collectEvent(ctx, it.msg, cfg, key, &prog, log)
 		}
@@ -226,7 +233,7 @@ func bound(subject, prefix, run, id string, dl Delivery, key []byte, cfg Collect
 	return false
 }
 
-func (q *Queue) collectResult(msg jetstream.Msg, cfg CollectConfig, key []byte, remaining map[string]bool, prog *Progress, log *zap.Logger) error {
+func (q *Queue) collectResult(ctx context.Context, msg jetstream.Msg, cfg CollectConfig, key []byte, remaining map[string]bool, prog *Progress, log *zap.Logger) error {
 	var r Result
 	if err := json.Unmarshal(msg.Data(), &r); err != nil {
 		log.Warn("refused an undecodable result", zap.String("subject", msg.Subject()), zap.Error(err))
@@ -235,12 +242,13 @@ func (q *Queue) collectResult(msg jetstream.Msg, cfg CollectConfig, key []byte, 
 		return nil
 	}
 	id := r.Dialogue.ConfigID
-	if !remaining[id] {
-		return nil // an outcome this run already has (or none it waits for)
-	}
 	if !bound(msg.Subject(), resultPrefix(cfg.Run), cfg.Run, id, r.Delivery, key, cfg, prog, log) {
 		return nil
 	}
+	if !remaining[id] {
+		return nil // an outcome this run already has (or none it waits for)
+	}
+	q.collectFiles(ctx, cfg, id, r.Files, &r.Dialogue.Artifacts, log)
 	if !cfg.Records.Done(id) {
 		if err := cfg.Records.Append(r.Dialogue); err != nil {
 			return err
@@ -260,10 +268,16 @@ func (q *Queue) collectResult(msg jetstream.Msg, cfg CollectConfig, key []byte, 
 	return nil
 }
 
-func (q *Queue) collectDead(msg jetstream.Msg, cfg CollectConfig, remaining map[string]bool, prog *Progress) error {
+func (q *Queue) collectDead(msg jetstream.Msg, cfg CollectConfig, key []byte, remaining map[string]bool, prog *Progress, log *zap.Logger) error {
 	var dl DeadLetter
-	if err := json.Unmarshal(msg.Data(), &dl); err != nil {
-		return fmt.Errorf("dead letter %s: %w", msg.Subject(), err)
+	if err := json.Unmarshal(msg.Data(), &dl); err != nil || msg.Subject() != deadSubject(cfg.Run, dl.ConfigID) ||
+		!sealed(key, cfg.Run, dl.ConfigID, deadNonce, dl.Token) {
+		// Dead letters are the collector's own; anything else on their
+		// subjects is a reply another client had the server put there.
+		log.Warn("refused a dead letter the collector did not write", zap.String("subject", msg.Subject()), zap.Error(err))
+		prog.Refused++
+		cfg.Metrics.Refused()
+		return nil
 	}
 	if !remaining[dl.ConfigID] {
 		return nil
@@ -305,6 +319,7 @@ func (q *Queue) collectEvent(ctx context.Context, msg jetstream.Msg, cfg Collect
 		if !bound(msg.Subject(), attemptPrefix(cfg.Run), cfg.Run, a.Dialogue.ConfigID, a.Delivery, key, cfg, prog, log) {
 			return nil
 		}
+		q.collectFiles(ctx, cfg, a.Dialogue.ConfigID, a.Files, &a.Dialogue.Artifacts, log)
 		prog.Retried++
 		if cfg.Attempts != nil {
 			return cfg.Attempts(a)
@@ -324,19 +339,20 @@ func (q *Queue) collectEvent(ctx context.Context, msg jetstream.Msg, cfg Collect
 		return nil
 	}
 	var job Job
-	if err := json.Unmarshal(raw.Data, &job); err != nil || job.Run != cfg.Run {
-		return nil // another run's job (its own collector handles it)
+	if err := json.Unmarshal(raw.Data, &job); err != nil || job.Run != cfg.Run || !ownJob(raw.Data, key, cfg.Run, job.Config.ID) {
+		return nil // another run's job (its own collector handles it), or not a job
 	}
-	dl := DeadLetter{Run: job.Run, ConfigID: job.Config.ID, Config: job.Config, Deliveries: int(adv.Deliveries), At: time.Now().UTC(),
+	dl := DeadLetter{Run: job.Run, ConfigID: job.Config.ID, Token: seal(key, job.Run, job.Config.ID, deadNonce),
+		Config: job.Config, Deliveries: int(adv.Deliveries), At: time.Now().UTC(),
 		Reason: fmt.Sprintf("no outcome after %d deliveries (workers died or stopped mid-dialogue each time)", adv.Deliveries)}
 	data, err := json.Marshal(dl)
 	if err != nil {
 		return err
 	}
 	if err := retry(ctx, q.js.Conn(), func(ctx context.Context) error {
-		_, err := q.js.Publish(ctx, deadSubject(job.Run, job.Config.ID), data, jetstream.WithExpectLastSequencePerSubject(0))
+		_, err := q.js.Publish(ctx, deadSubject(job.Run, job.Config.ID), data)
 		return err
-	}); err != nil && !errAlreadyDone(err) {
+	}); err != nil {
 		return fmt.Errorf("dead-letter %s: %w", job.Config.ID, err)
 	}
 	if err := q.jobs.DeleteMsg(ctx, adv.StreamSeq); err != nil {

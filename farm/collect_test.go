@@ -111,6 +111,7 @@ func TestCollectorPullsAgainAfterNoHeartbeat(t *testing.T) {
 		t.Fatal(err)
 	}
 	cs := configs(8)
+	q.SetRunKey("stall", testRunKey)
 	if _, err := q.Enqueue(ctx, "stall", cs, 2, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -123,6 +124,7 @@ func TestCollectorPullsAgainAfterNoHeartbeat(t *testing.T) {
 	}
 	defer pc.Close()
 	cq := openQueue(ctx, t, pc)
+	cq.SetRunKey("stall", testRunKey) // the collector is the same coordinator
 
 	// The first half of the configs is driven at once, the rest only
 	// once the collector's connection has stalled.
@@ -277,7 +279,7 @@ func TestCollectAfterACollectorDied(t *testing.T) {
 // that was delivered its job echoes it.
 func delivered(tb testing.TB, q *Queue, run, id string) Delivery {
 	tb.Helper()
-	key, err := q.runKey(context.Background(), run)
+	key, err := q.runKey(run)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -339,6 +339,7 @@ func TestResumeFromTheSameStore(t *testing.T) {
 	recs := newMemRecords()
 	// First process: drives 4 configs, then dies with one in flight.
 	r := startRig(t, dir, DefaultQueueConfig())
+	r.q.SetRunKey("run1", testRunKey)
 	if _, err := r.q.Enqueue(context.Background(), "run1", cs, 3, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -366,6 +367,7 @@ func TestResumeFromTheSameStore(t *testing.T) {
 	// Second process: same store, same run; enqueue skips what is
 	// recorded and what is still queued.
 	r2 := startRig(t, dir, DefaultQueueConfig())
+	r2.q.SetRunKey("run1", testRunKey) // the run's key, kept by its coordinator
 	if err := r2.q.Reclaim(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -401,6 +403,9 @@ func (m *memRecords) count() int {
 	defer m.mu.Unlock()
 	return len(m.appends)
 }
+
+// testRunKey is the run key a test's coordinator keeps across restarts.
+var testRunKey = []byte("0123456789abcdef0123456789abcdef")
 
 func TestJobsAreJSON(t *testing.T) {
 	// The job on the wire is a plain JSON document, so operators can read

@@ -25,9 +25,6 @@ const (
 	EventsStream    = "DFARM_EVENTS"
 	WorkersConsumer = "workers"
 	WorkersBucket   = "dfarm_workers"
-	// RunsBucket holds each run's sealing key (see seal.go); only
-	// coordinators may read it.
-	RunsBucket = "dfarm_runs"
 
 	maxDeliveriesAdvisory = "$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES." + JobsStream + "." + WorkersConsumer
 )
@@ -63,6 +60,10 @@ type Job struct {
 	// them (see seal.go).
 	Nonce string `json:"nonce"`
 	Token string `json:"token"`
+	// Repo, when set, is the config's repository in the farm's repos
+	// bucket: a worker with a repository cache drives in its copy of it,
+	// not at Config.Repo (the coordinator's path).
+	Repo *RepoRef `json:"repo,omitempty"`
 }
 
 // Delivery names the delivery of a job a result or attempt comes from:
@@ -81,6 +82,9 @@ type Result struct {
 	Attempt  int             `json:"attempt"`
 	Delivery Delivery        `json:"delivery"`
 	Dialogue dialog.Dialogue `json:"dialogue"`
+	// Files are the dialogue's artifacts, sent back through the files
+	// bucket by a worker that does not share the run folder.
+	Files []FileRef `json:"files,omitempty"`
 }
 
 // Attempt is a failed dialogue that will be driven again.
@@ -91,12 +95,15 @@ type Attempt struct {
 	RetryIn  float64         `json:"retry_in_seconds"`
 	Delivery Delivery        `json:"delivery"`
 	Dialogue dialog.Dialogue `json:"dialogue"`
+	Files    []FileRef       `json:"files,omitempty"`
 }
 
 // DeadLetter is a config that produced no record within its deliveries.
 type DeadLetter struct {
-	Run        string            `json:"run"`
-	ConfigID   string            `json:"config_id"`
+	Run      string `json:"run"`
+	ConfigID string `json:"config_id"`
+	// Token seals it as the collector's (see seal.go).
+	Token      string            `json:"token"`
 	Reason     string            `json:"reason"`
 	Deliveries int               `json:"deliveries"`
 	Worker     string            `json:"worker,omitempty"`
@@ -169,21 +176,25 @@ func setup(ctx context.Context, js jetstream.JetStream, cfg QueueConfig) (*Queue
 	if err != nil {
 		return nil, fmt.Errorf("stream %s: %w", JobsStream, err)
 	}
-	firstWins := func(name, subjects string) (jetstream.Stream, error) {
+	// Outcomes keep every message on a subject: a subject that held one
+	// already must not keep the genuine outcome out, since any client can
+	// have the server put a reply on any subject of these streams (NATS
+	// does not check reply subjects against permissions). The collector
+	// takes the first outcome that is sealed for its config.
+	outcomes := func(name, subjects string) (jetstream.Stream, error) {
 		s, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
 			Name: name, Subjects: []string{subjects}, Storage: jetstream.FileStorage, Replicas: r,
-			MaxMsgsPerSubject: 1, Discard: jetstream.DiscardNew, DiscardNewPerSubject: true,
-			MaxMsgSize: 8 << 20, MaxMsgs: -1,
+			Discard: jetstream.DiscardNew, MaxMsgSize: 8 << 20, MaxMsgs: -1, MaxMsgsPerSubject: -1,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("stream %s: %w", name, err)
 		}
 		return s, nil
 	}
-	if q.results, err = firstWins(ResultsStream, "dfarm.results.>"); err != nil {
+	if q.results, err = outcomes(ResultsStream, "dfarm.results.>"); err != nil {
 		return nil, err
 	}
-	if q.dead, err = firstWins(DeadStream, "dfarm.dead.>"); err != nil {
+	if q.dead, err = outcomes(DeadStream, "dfarm.dead.>"); err != nil {
 		return nil, err
 	}
 	q.events, err = js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
@@ -205,10 +216,15 @@ func setup(ctx context.Context, js jetstream.JetStream, cfg QueueConfig) (*Queue
 	}); err != nil {
 		return nil, fmt.Errorf("bucket %s: %w", WorkersBucket, err)
 	}
-	if _, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
-		Bucket: RunsBucket, Storage: jetstream.FileStorage, Replicas: r,
-	}); err != nil {
-		return nil, fmt.Errorf("bucket %s: %w", RunsBucket, err)
+	// Repositories are named by their content and kept; files sent back
+	// are deleted once collected, and after a week at the latest.
+	for _, oc := range []jetstream.ObjectStoreConfig{
+		{Bucket: ReposBucket, Storage: jetstream.FileStorage, Replicas: r},
+		{Bucket: FilesBucket, Storage: jetstream.FileStorage, Replicas: r, TTL: 7 * 24 * time.Hour},
+	} {
+		if _, err := js.CreateOrUpdateObjectStore(ctx, oc); err != nil {
+			return nil, fmt.Errorf("object store %s: %w", oc.Bucket, err)
+		}
 	}
 	return q, nil
 }
@@ -253,13 +269,26 @@ func Open(ctx context.Context, js jetstream.JetStream) (*Queue, error) {
 	return q, nil
 }
 
+// EnqueueOption changes how Enqueue makes jobs.
+type EnqueueOption func(*Job)
+
+// WithRepos names each config's repository in the farm's repos bucket
+// (ShipRepos made refs, by the repository's folder).
+func WithRepos(refs map[string]RepoRef) EnqueueOption {
+	return func(j *Job) {
+		if ref, ok := refs[j.Config.Repo]; ok {
+			j.Repo = &ref
+		}
+	}
+}
+
 // Enqueue publishes a job for every config that skip does not name and
 // that has no job queued yet. A config that is enqueued again loses any
 // earlier result or dead letter (it is being driven again, as a resumed
 // run drives configs whose record failed). It returns how many jobs are
 // queued for configs (new and already waiting).
-func (q *Queue) Enqueue(ctx context.Context, run string, configs []dialog.ChatConfig, maxAttempts int, skip func(id string) bool) (int, error) {
-	key, err := q.runKey(ctx, run)
+func (q *Queue) Enqueue(ctx context.Context, run string, configs []dialog.ChatConfig, maxAttempts int, skip func(id string) bool, opts ...EnqueueOption) (int, error) {
+	key, err := q.runKey(run)
 	if err != nil {
 		return 0, err
 	}
@@ -269,8 +298,15 @@ func (q *Queue) Enqueue(ctx context.Context, run string, configs []dialog.ChatCo
 			continue
 		}
 		queued++
-		if _, err := q.jobs.GetLastMsgForSubject(ctx, jobSubject(run, c.ID)); err == nil {
-			continue // still queued or in flight from an earlier start
+		if m, err := q.jobs.GetLastMsgForSubject(ctx, jobSubject(run, c.ID)); err == nil {
+			if ownJob(m.Data, key, run, c.ID) {
+				continue // still queued or in flight from an earlier start
+			}
+			// Not a job this run enqueued: a message another client had
+			// the server put on the subject. It must not stand for one.
+			if err := q.jobs.DeleteMsg(ctx, m.Sequence); err != nil && !errors.Is(err, jetstream.ErrMsgNotFound) {
+				return queued, fmt.Errorf("delete a stray message on job %s: %w", c.ID, err)
+			}
 		} else if !errors.Is(err, jetstream.ErrMsgNotFound) {
 			return queued, fmt.Errorf("look up job %s: %w", c.ID, err)
 		}
@@ -286,7 +322,11 @@ func (q *Queue) Enqueue(ctx context.Context, run string, configs []dialog.ChatCo
 		if err != nil {
 			return queued, err
 		}
-		data, err := json.Marshal(Job{Run: run, Config: c, MaxAttempts: maxAttempts, Nonce: nonce, Token: seal(key, run, c.ID, nonce)})
+		job := Job{Run: run, Config: c, MaxAttempts: maxAttempts, Nonce: nonce, Token: seal(key, run, c.ID, nonce)}
+		for _, o := range opts {
+			o(&job)
+		}
+		data, err := json.Marshal(job)
 		if err != nil {
 			return queued, fmt.Errorf("encode job %s: %w", c.ID, err)
 		}
@@ -300,13 +340,10 @@ func (q *Queue) Enqueue(ctx context.Context, run string, configs []dialog.ChatCo
 	return queued, nil
 }
 
-// errAlreadyDone is a publish refused because the subject already holds a
-// message: this worker's result for the config (published before a
-// redelivery), or the config's dead letter.
-func errAlreadyDone(err error) bool {
-	var apiErr *jetstream.APIError
-	return errors.As(err, &apiErr) && (apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence ||
-		apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant)
+// ownJob says whether data is a job of run for config id sealed with key.
+func ownJob(data, key []byte, run, id string) bool {
+	var j Job
+	return json.Unmarshal(data, &j) == nil && j.Run == run && j.Config.ID == id && sealed(key, run, id, j.Nonce, j.Token)
 }
 
 // retry runs f with short attempts until it succeeds or ctx ends; the farm
@@ -319,7 +356,7 @@ func retry(ctx context.Context, nc *nats.Conn, f func(ctx context.Context) error
 		actx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		err := refusedDuring(actx, nc, f)
 		cancel()
-		if err == nil || errAlreadyDone(err) || !transient(err) {
+		if err == nil || !transient(err) {
 			return err
 		}
 		t := time.NewTimer(backoff)

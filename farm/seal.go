@@ -1,21 +1,17 @@
 package farm
 
 import (
-	"context"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"strings"
-
-	"github.com/nats-io/nats.go/jetstream"
 )
 
 // A job is sealed to the deliveries of it: it carries a random nonce and a
 // token, an HMAC of the run, the config and the nonce under the run's key,
-// which only coordinators can read (the dfarm_runs bucket). A worker echoes
+// which only the coordinator of the run knows (see SetRunKey). A worker echoes
 // both in its result, which it can publish only under its own name
 // (dfarm.results.<run>.<config>.<user>, see permissions); the collector
 // takes a result only when its token is the job's. So a result is accepted
@@ -50,47 +46,36 @@ func newNonce() (string, error) {
 	return hex.EncodeToString(b), nil
 }
 
-// runKey is run's sealing key, made by the first coordinator that asks.
-func (q *Queue) runKey(ctx context.Context, run string) ([]byte, error) {
+// NewRunKey makes a run's sealing key.
+func NewRunKey() ([]byte, error) {
+	key := make([]byte, 32)
+	if _, err := rand.Read(key); err != nil {
+		return nil, fmt.Errorf("make a run key: %w", err)
+	}
+	return key, nil
+}
+
+// SetRunKey gives run's sealing key. A coordinator keeps it where only it
+// can read it (the run folder's farm.json) and sets it again when it
+// resumes, so that the jobs it enqueued before are still its own. It is
+// never stored on the farm: any stream there can be written by a client
+// that has the server send a reply to one of its subjects.
+func (q *Queue) SetRunKey(run string, key []byte) {
+	q.keys.Store(run, key)
+}
+
+// runKey is run's sealing key: the one set, or one made now for this
+// process (a run enqueued and collected by one process only).
+func (q *Queue) runKey(run string) ([]byte, error) {
 	if k, ok := q.keys.Load(run); ok {
 		return k.([]byte), nil
 	}
-	var key []byte
-	err := retry(ctx, q.js.Conn(), func(ctx context.Context) error {
-		kv, err := q.js.KeyValue(ctx, RunsBucket)
-		if err != nil {
-			return err
-		}
-		e, err := kv.Get(ctx, token(run))
-		if err == nil {
-			key = e.Value()
-			return nil
-		}
-		if !errors.Is(err, jetstream.ErrKeyNotFound) {
-			return err
-		}
-		fresh := make([]byte, 32)
-		if _, err := rand.Read(fresh); err != nil {
-			return err
-		}
-		_, err = kv.Create(ctx, token(run), fresh)
-		if errors.Is(err, jetstream.ErrKeyExists) {
-			// Another coordinator of the run made it first: take theirs.
-			if e, err = kv.Get(ctx, token(run)); err != nil {
-				return err
-			}
-			fresh = e.Value()
-		} else if err != nil {
-			return err
-		}
-		key = fresh
-		return nil
-	})
+	key, err := NewRunKey()
 	if err != nil {
-		return nil, fmt.Errorf("the key of run %s: %w", run, err)
+		return nil, err
 	}
-	q.keys.Store(run, key)
-	return key, nil
+	k, _ := q.keys.LoadOrStore(run, key)
+	return k.([]byte), nil
 }
 
 // subjectUser splits a result's or attempt's subject

@@ -460,8 +460,9 @@ func TestAWorkerWritesOnlyItsOwnHealth(t *testing.T) {
 	}
 }
 
-// A worker cannot enqueue, read results, read the runs' keys, dead-letter
-// a config, purge or delete a stream.
+// A worker cannot enqueue, read results or the files other workers sent
+// back, write repositories, dead-letter a config, purge or delete a
+// stream.
 func TestAWorkerCannotManageTheFarm(t *testing.T) {
 	r := startAttackRig(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -484,18 +485,26 @@ func TestAWorkerCannotManageTheFarm(t *testing.T) {
 		}
 		return err
 	})
-	try("reading the runs' keys", func(ctx context.Context) error {
-		_, err := wjs.KeyValue(ctx, RunsBucket)
-		return err
-	})
 	request := func(subject string) func(ctx context.Context) error {
 		return func(ctx context.Context) error {
 			_, err := r.workerConn[1].RequestWithContext(ctx, subject, []byte(`{"last_by_subj":"dfarm.results.run.x"}`))
 			return err
 		}
 	}
-	try("reading a run's key directly", request("$JS.API.DIRECT.GET.KV_"+RunsBucket+".$KV."+RunsBucket+".run"))
 	try("reading results", request("$JS.API.STREAM.MSG.GET."+ResultsStream))
+	try("writing a repository", func(ctx context.Context) error {
+		_, err := wjs.Publish(ctx, "$O."+ReposBucket+".C.x", []byte("poisoned code"))
+		return err
+	})
+	try("reading the files sent back", func(ctx context.Context) error {
+		_, err := wjs.ObjectStore(ctx, FilesBucket)
+		return err
+	})
+	try("reading a file sent back directly", request("$JS.API.DIRECT.GET.OBJ_"+FilesBucket+".$O."+FilesBucket+".M.eA=="))
+	try("purging the repositories", func(ctx context.Context) error {
+		_, err := r.workerConn[1].RequestWithContext(ctx, "$JS.API.STREAM.PURGE.OBJ_"+ReposBucket, nil)
+		return err
+	})
 	try("enqueueing", func(ctx context.Context) error {
 		_, err := wjs.Publish(ctx, jobSubject("run", "x"), []byte(`{}`))
 		return err
@@ -553,5 +562,78 @@ func TestClusterRoutesNeedTheCA(t *testing.T) {
 		if r.RemoteName != "n1" {
 			t.Errorf("the first node has a route to %q", r.RemoteName)
 		}
+	}
+}
+
+// A worker can have the server put a reply on any subject of the farm's
+// streams (NATS does not check reply subjects against permissions). Such
+// a message on another worker's result subject, on a config's dead-letter
+// subject or on its job subject before it is enqueued does not keep the
+// config's genuine outcome out: the run records every config once.
+func TestARepliedOnSubjectDoesNotKeepAnOutcomeOut(t *testing.T) {
+	r := startAttackRig(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	attacker := r.workerConn[1]
+	cs := configs(3)
+	squat := func(subjects ...string) {
+		t.Helper()
+		for _, subj := range subjects {
+			if err := attacker.PublishRequest("$JS.API.CONSUMER.INFO."+JobsStream+"."+WorkersConsumer, subj, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := attacker.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stored := func(stream, subj string) bool {
+		s, err := r.cjs.Stream(ctx, stream)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = s.GetLastMsgForSubject(ctx, subj)
+		return err == nil
+	}
+	// Before the run, its job subjects.
+	for _, c := range cs {
+		squat(jobSubject("run", c.ID))
+	}
+	for !stored(JobsStream, jobSubject("run", cs[2].ID)) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if _, err := r.q.Enqueue(ctx, "run", cs, 2, nil); err != nil {
+		t.Fatal(err)
+	}
+	// Then its dead-letter subjects and the victim's result subjects.
+	for _, c := range cs {
+		squat(deadSubject("run", c.ID), resultSubject("run", c.ID, r.pubs[0]))
+	}
+	for !stored(ResultsStream, resultSubject("run", cs[2].ID, r.pubs[0])) || !stored(DeadStream, deadSubject("run", cs[2].ID)) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	// The victim drives everything.
+	w := NewWorker(WorkerConfig{ID: "victim", FetchWait: 200 * time.Millisecond}, r.workerQueues[0],
+		funcDriver(func(ctx context.Context, slot int, c dialog.ChatConfig) (Outcome, error) {
+			return Outcome{Dialogue: okDialogue(c)}, nil
+		}), nil, zaptest.NewLogger(t))
+	wctx, stop := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() { _ = w.Run(wctx) })
+	defer func() { stop(); wg.Wait() }()
+	recs := newMemRecords()
+	cctx, ccancel := context.WithTimeout(ctx, 30*time.Second)
+	defer ccancel()
+	prog, err := r.q.Collect(cctx, CollectConfig{Run: "run", Want: ids(cs), Records: recs}, zaptest.NewLogger(t))
+	if err != nil {
+		t.Fatalf("collect: %v (%+v)", err, prog)
+	}
+	for _, c := range cs {
+		if recs.appends[c.ID] != 1 || recs.status[c.ID] != "ok:" {
+			t.Errorf("%s: %d records, %s", c.ID, recs.appends[c.ID], recs.status[c.ID])
+		}
+	}
+	if prog.Refused < 2*len(cs) {
+		t.Errorf("progress %+v: want the %d replies on result and dead-letter subjects refused", prog, 2*len(cs))
 	}
 }

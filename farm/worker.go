@@ -60,6 +60,14 @@ type WorkerConfig struct {
 	// Editors, when set, names the editor the simulators run in, whose
 	// CPU and memory the worker's health reports.
 	Editors EditorPIDs
+	// Repos, when set, fetches and keeps the repositories jobs name in
+	// the farm's repos bucket: the worker drives in its own copy and never
+	// at the coordinator's path. Nil drives at Config.Repo (a worker
+	// that shares the run folder).
+	Repos *RepoCache
+	// SendFiles sends a failed dialogue's artifacts back through the
+	// farm's files bucket (a worker that does not share the run folder).
+	SendFiles bool
 }
 
 // DefaultWorkerConfig is one slot named after the host and process.
@@ -203,7 +211,7 @@ func (w *Worker) handle(ctx context.Context, slot int, msg jetstream.Msg) error 
 			}
 		}
 	})
-	out, err := w.drv.DriveOne(ctx, slot, job.Config)
+	out, err := w.drive(ctx, slot, job)
 	close(stop)
 	beats.Wait()
 	if err != nil {
@@ -217,12 +225,18 @@ func (w *Worker) handle(ctx context.Context, slot int, msg jetstream.Msg) error 
 	}
 	d := out.Dialogue
 	d.Worker = w.cfg.ID
+	var files []FileRef
+	if w.cfg.SendFiles && d.Artifacts != "" {
+		if files, err = w.q.sendFiles(ctx, job.Run, job.Config.ID, attempt, d.Artifacts); err != nil {
+			log.Warn("send the dialogue's artifacts back", zap.Error(err))
+		}
+	}
 	w.metrics.observe(d)
 	dl := Delivery{Nonce: job.Nonce, Token: job.Token, JobSeq: meta.Sequence.Stream}
 	if d.Status != dialog.StatusOK && out.Retry && attempt < job.MaxAttempts {
 		delay := w.cfg.Backoff[min(attempt-1, len(w.cfg.Backoff)-1)]
-		a := Attempt{Run: job.Run, Worker: w.cfg.ID, Attempt: attempt, RetryIn: delay.Seconds(), Delivery: dl, Dialogue: d}
-		if err := w.publish(ctx, attemptSubject(job.Run, job.Config.ID, w.q.user), a, false); err != nil {
+		a := Attempt{Run: job.Run, Worker: w.cfg.ID, Attempt: attempt, RetryIn: delay.Seconds(), Delivery: dl, Dialogue: d, Files: files}
+		if err := w.publish(ctx, attemptSubject(job.Run, job.Config.ID, w.q.user), a); err != nil {
 			log.Warn("publish attempt", zap.Error(err))
 		}
 		log.Warn("dialogue failed; retrying", zap.String("step", d.FailedStep), zap.String("error", d.Error), zap.Duration("in", delay))
@@ -231,8 +245,8 @@ func (w *Worker) handle(ctx context.Context, slot int, msg jetstream.Msg) error 
 		_ = msg.NakWithDelay(delay)
 		return nil
 	}
-	res := Result{Run: job.Run, Worker: w.cfg.ID, Attempt: attempt, Delivery: dl, Dialogue: d}
-	if err := w.publish(ctx, resultSubject(job.Run, job.Config.ID, w.q.user), res, true); err != nil {
+	res := Result{Run: job.Run, Worker: w.cfg.ID, Attempt: attempt, Delivery: dl, Dialogue: d, Files: files}
+	if err := w.publish(ctx, resultSubject(job.Run, job.Config.ID, w.q.user), res); err != nil {
 		log.Warn("publish result; handed back", zap.Error(err))
 		_ = msg.Nak()
 		return nil
@@ -254,26 +268,45 @@ func (w *Worker) handle(ctx context.Context, slot int, msg jetstream.Msg) error 
 	return nil
 }
 
-// publish sends v; firstWins publishes only when the subject (this
-// worker's result for the config) is empty, and a subject that already
-// holds one counts as published.
-func (w *Worker) publish(ctx context.Context, subject string, v any, firstWins bool) error {
+// drive drives job's config, in the worker's copy of its repository when
+// the job names one in the farm and the worker keeps a cache; the record
+// keeps the coordinator's path. A repository that cannot be fetched fails
+// the attempt (it is retried), unless the worker is stopping.
+func (w *Worker) drive(ctx context.Context, slot int, job Job) (Outcome, error) {
+	c := job.Config
+	if job.Repo != nil && w.cfg.Repos != nil {
+		path, err := w.cfg.Repos.Path(ctx, *job.Repo)
+		if ctx.Err() != nil {
+			return Outcome{}, ctx.Err()
+		}
+		if err != nil {
+			d := dialog.Dialogue{ConfigID: c.ID, Config: c, Status: dialog.StatusFailed, FailedStep: FailedStepFetchRepo,
+				Error: err.Error(), StartedAt: time.Now().UTC()}
+			return Outcome{Dialogue: d, Retry: true}, nil
+		}
+		c.Repo = path
+	}
+	out, err := w.drv.DriveOne(ctx, slot, c)
+	if out.Dialogue.Config.Repo == c.Repo {
+		out.Dialogue.Config.Repo = job.Config.Repo
+	}
+	return out, err
+}
+
+// FailedStepFetchRepo is the failed step of an attempt whose repository
+// could not be fetched from the farm.
+const FailedStepFetchRepo = "fetch_repository"
+
+// publish sends v on subject.
+func (w *Worker) publish(ctx context.Context, subject string, v any) error {
 	data, err := json.Marshal(v)
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", subject, err)
 	}
-	var opts []jetstream.PublishOpt
-	if firstWins {
-		opts = append(opts, jetstream.WithExpectLastSequencePerSubject(0))
-	}
-	err = retry(context.WithoutCancel(ctx), w.q.js.Conn(), func(ctx context.Context) error {
-		_, err := w.q.js.Publish(ctx, subject, data, opts...)
+	return retry(context.WithoutCancel(ctx), w.q.js.Conn(), func(ctx context.Context) error {
+		_, err := w.q.js.Publish(ctx, subject, data)
 		return err
 	})
-	if errAlreadyDone(err) {
-		return nil
-	}
-	return err
 }
 
 func (w *Worker) busy(n int) {

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -21,6 +22,7 @@ import (
 	"dialogfarm/driver"
 	"dialogfarm/driver/editor"
 	"dialogfarm/farm"
+	"dialogfarm/internal/runfiles"
 )
 
 // FarmConfig says where the drive stage's queue lives and how workers
@@ -56,10 +58,14 @@ func DefaultFarmConfig() FarmConfig {
 
 // Farm files in the run folder.
 const (
-	FarmDir       = "farm"
-	FarmRunFile   = "farm.json"
-	AttemptsFile  = "attempts.jsonl"
-	DeadFile      = "dead.jsonl"
+	FarmDir      = "farm"
+	FarmRunFile  = "farm.json"
+	AttemptsFile = "attempts.jsonl"
+	DeadFile     = "dead.jsonl"
+	// FailuresDir holds the failure artifacts remote workers send back,
+	// a folder per config; RepoCacheDir a remote worker's repositories.
+	FailuresDir   = "failures"
+	RepoCacheDir  = "repos"
 	farmLocalName = "local"
 )
 
@@ -89,19 +95,24 @@ func openFarm(ctx context.Context, cfg FarmConfig, out string) (q *farm.Queue, r
 			_ = lock.Unlock()
 			return nil, "", nil, err
 		}
-		run, closer = farmLocalName, func() { nc.Close(); srv.Shutdown(); _ = lock.Unlock() }
+		closer = func() { nc.Close(); srv.Shutdown(); _ = lock.Unlock() }
 	} else {
-		if run, err = farmRunName(out); err != nil {
-			return nil, "", nil, err
-		}
 		if nc, err = farm.Dial(ctx, cfg.NATS); err != nil {
 			return nil, "", nil, err
 		}
 		closer = nc.Close
 	}
+	run, key, err := farmRunState(out, embedded)
+	if err != nil {
+		closer()
+		return nil, "", nil, err
+	}
 	js, err := farm.JetStream(nc)
 	if err == nil {
 		q, err = farm.Setup(ctx, js, cfg.Queue)
+	}
+	if err == nil {
+		q.SetRunKey(run, key)
 	}
 	if err == nil && embedded {
 		// Only this process works on its embedded farm, and the run
@@ -116,44 +127,74 @@ func openFarm(ctx context.Context, cfg FarmConfig, out string) (q *farm.Queue, r
 	return q, run, closer, nil
 }
 
-// FarmRunName is the name a run folder's run has on a farm (its
+// FarmRunName is the name a run folder's run has on a shared farm (its
 // farm.json), as status --nats RUN reads it.
 func FarmRunName(out string) (string, error) {
 	path := filepath.Join(out, FarmRunFile)
-	var st struct {
-		Run string `json:"run"`
-	}
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return "", fmt.Errorf("read %s (the run's name on the farm): %w", path, err)
 	}
+	var st farmRunFile
 	if err := json.Unmarshal(data, &st); err != nil || st.Run == "" {
-		return "", fmt.Errorf("%s: field run: not a farm run file (%v)", path, err)
+		return "", fmt.Errorf("%s: field run: not the file of a run on a shared farm (%v)", path, err)
 	}
 	return st.Run, nil
 }
 
-// farmRunName is the run's name on a shared farm, made once per run folder
-// and kept in OUT/farm.json so a resumed run collects its own results.
-func farmRunName(out string) (string, error) {
+// farmRunFile is OUT/farm.json.
+type farmRunFile struct {
+	// Run is the name on a shared farm ("" until the folder's run uses
+	// one).
+	Run string `json:"run,omitempty"`
+	// Key is the run's sealing key, hex.
+	Key string `json:"key,omitempty"`
+}
+
+// farmRunState is the run's name on the farm and its sealing key (see
+// farm.SetRunKey), made once per run folder and kept in OUT/farm.json
+// (mode 0600), so that a resumed run collects its own results: on the
+// embedded farm the name is "local", on a shared one a name of its own.
+func farmRunState(out string, embedded bool) (string, []byte, error) {
 	path := filepath.Join(out, FarmRunFile)
-	if _, err := os.Stat(path); err == nil {
-		return FarmRunName(out)
+	var st farmRunFile
+	data, err := os.ReadFile(path)
+	if err == nil {
+		if err := json.Unmarshal(data, &st); err != nil {
+			return "", nil, fmt.Errorf("%s: not a farm run file: %w", path, err)
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return "", nil, fmt.Errorf("read %s: %w", path, err)
 	}
-	var st struct {
-		Run string `json:"run"`
+	key, err := hex.DecodeString(st.Key)
+	if err != nil || (st.Key != "" && len(key) != 32) {
+		return "", nil, fmt.Errorf("%s: field key: not 64 hex digits", path)
 	}
-	b := make([]byte, 6)
-	if _, err := rand.Read(b); err != nil {
-		return "", err
+	changed := false
+	if st.Key == "" { // a new run, or one from before runs had keys
+		if key, err = farm.NewRunKey(); err != nil {
+			return "", nil, err
+		}
+		st.Key, changed = hex.EncodeToString(key), true
 	}
-	host, _ := os.Hostname()
-	st.Run = fmt.Sprintf("%s-%s", host, hex.EncodeToString(b))
-	data, _ := json.Marshal(st)
-	if err := os.WriteFile(path, append(data, '\n'), 0o600); err != nil {
-		return "", fmt.Errorf("write %s: %w", path, err)
+	if !embedded && (st.Run == "" || st.Run == farmLocalName) {
+		b := make([]byte, 6)
+		if _, err := rand.Read(b); err != nil {
+			return "", nil, err
+		}
+		host, _ := os.Hostname()
+		st.Run, changed = fmt.Sprintf("%s-%s", host, hex.EncodeToString(b)), true
 	}
-	return st.Run, nil
+	if changed {
+		data, _ = json.Marshal(st)
+		if err := runfiles.WriteAtomic(path, append(data, '\n')); err != nil {
+			return "", nil, fmt.Errorf("write %s: %w", path, err)
+		}
+	}
+	if embedded {
+		return farmLocalName, key, nil
+	}
+	return st.Run, key, nil
 }
 
 // driveFarm enqueues the configs not yet recorded ok, drives them with
@@ -161,7 +202,7 @@ func farmRunName(out string) (string, error) {
 // config into OUT/dialogues.jsonl.
 func driveFarm(ctx context.Context, cfg DriveConfig, configs []dialog.ChatConfig, srv *capture.Server, followUps driver.FollowUps, log *zap.Logger) (driver.Summary, error) {
 	return farmRun(ctx, cfg, configs, log, func(q *farm.Queue, n int) (*farm.Worker, func(), error) {
-		return startWorker(ctx, cfg, q, srv, followUps, n, log)
+		return startWorker(ctx, cfg, q, srv, followUps, n, false, log)
 	})
 }
 
@@ -176,7 +217,7 @@ func driveFarm(ctx context.Context, cfg DriveConfig, configs []dialog.ChatConfig
 func DriveOnRunner(ctx context.Context, r *driver.Runner, cfg DriveConfig, configs []dialog.ChatConfig, log *zap.Logger) (driver.Summary, error) {
 	cfg.Farm.Local = true
 	return farmRun(ctx, cfg, configs, log, func(q *farm.Queue, n int) (*farm.Worker, func(), error) {
-		w, err := newWorker(ctx, cfg, q, r, n, log)
+		w, err := newWorker(ctx, cfg, q, r, n, false, log)
 		return w, func() {}, err
 	})
 }
@@ -210,7 +251,19 @@ func farmRun(ctx context.Context, cfg DriveConfig, configs []dialog.ChatConfig, 
 		return sum, err
 	}
 	defer closeFarm()
-	if _, err := q.Enqueue(ctx, run, todo, max(fc.Attempts, 1), records.Done); err != nil {
+	// On a shared farm, the workers need not see this run folder: the
+	// repositories go through the farm's object store, and so do the
+	// failure artifacts coming back.
+	var opts []farm.EnqueueOption
+	filesDir := ""
+	if fc.NATS.URL != "" {
+		refs, err := q.ShipRepos(ctx, repoDirs(todo), log)
+		if err != nil {
+			return sum, err
+		}
+		opts, filesDir = append(opts, farm.WithRepos(refs)), filepath.Join(out, FailuresDir)
+	}
+	if _, err := q.Enqueue(ctx, run, todo, max(fc.Attempts, 1), records.Done, opts...); err != nil {
 		return sum, err
 	}
 	attempts, err := openExchangeLog(filepath.Join(out, AttemptsFile))
@@ -242,7 +295,7 @@ func farmRun(ctx context.Context, cfg DriveConfig, configs []dialog.ChatConfig, 
 		defer stopWorkers()
 		var err error
 		prog, err = q.Collect(gctx, farm.CollectConfig{
-			Run: run, Want: configIDs(todo), Records: records, Metrics: fc.Metrics,
+			Run: run, Want: configIDs(todo), Records: records, Metrics: fc.Metrics, FilesDir: filesDir,
 			Attempts: func(v any) error { return attempts.Append(v.(farm.Attempt).Dialogue) },
 			Dead:     dead.Append,
 			Progress: func(p farm.Progress) {
@@ -262,13 +315,14 @@ func farmRun(ctx context.Context, cfg DriveConfig, configs []dialog.ChatConfig, 
 }
 
 // startWorker starts the editor and browser, opens up to n simulator
-// windows and returns a farm worker driving on them; stop ends the editor.
-func startWorker(ctx context.Context, cfg DriveConfig, q *farm.Queue, srv *capture.Server, followUps driver.FollowUps, n int, log *zap.Logger) (*farm.Worker, func(), error) {
+// windows and returns a farm worker driving on them (see newWorker); stop
+// ends the editor.
+func startWorker(ctx context.Context, cfg DriveConfig, q *farm.Queue, srv *capture.Server, followUps driver.FollowUps, n int, remote bool, log *zap.Logger) (*farm.Worker, func(), error) {
 	r := driver.NewRunner(cfg.Run, srv, followUps, log)
 	if err := r.Start(ctx); err != nil {
 		return nil, nil, err
 	}
-	w, err := newWorker(ctx, cfg, q, r, n, log)
+	w, err := newWorker(ctx, cfg, q, r, n, remote, log)
 	if err != nil {
 		r.Stop()
 		return nil, nil, err
@@ -277,8 +331,10 @@ func startWorker(ctx context.Context, cfg DriveConfig, q *farm.Queue, srv *captu
 }
 
 // newWorker opens up to n simulator slots on the started Runner r and
-// returns a farm worker driving on them.
-func newWorker(ctx context.Context, cfg DriveConfig, q *farm.Queue, r *driver.Runner, n int, log *zap.Logger) (*farm.Worker, error) {
+// returns a farm worker driving on them. A remote worker keeps the
+// repositories its jobs name in OUT/repos and sends failure artifacts
+// back through the farm.
+func newWorker(ctx context.Context, cfg DriveConfig, q *farm.Queue, r *driver.Runner, n int, remote bool, log *zap.Logger) (*farm.Worker, error) {
 	slots := min(max(cfg.Run.Sessions, 1), n)
 	if err := r.OpenSessions(ctx, slots); err != nil {
 		return nil, err
@@ -286,6 +342,9 @@ func newWorker(ctx context.Context, cfg DriveConfig, q *farm.Queue, r *driver.Ru
 	cfg.Farm.Metrics.WatchEditors(r.PIDs, slots)
 	wc := farm.DefaultWorkerConfig()
 	wc.Slots, wc.Editors = slots, r.PIDs
+	if remote {
+		wc.Repos, wc.SendFiles = farm.NewRepoCache(filepath.Join(cfg.Run.Out, RepoCacheDir), q, log), true
+	}
 	if cfg.Farm.Auto {
 		wc.Budget = farm.NewBudget(slots)
 	}
@@ -294,8 +353,11 @@ func newWorker(ctx context.Context, cfg DriveConfig, q *farm.Queue, r *driver.Ru
 
 // Work makes this process a worker of a remote farm: it answers the plugin
 // with responder, drives cfg.Run.Sessions simulators on jobs of any run,
-// and publishes their results, until ctx ends. Its run folder keeps the
-// editor's and browser's folders, exchanges.jsonl and failure artifacts.
+// and publishes their results, until ctx ends. It needs no folder of the
+// coordinator: it fetches the repositories its jobs name from the farm's
+// object store into OUT/repos (each once, kept there), and sends failure
+// artifacts back the same way. Its run folder keeps the editor's and
+// browser's folders, exchanges.jsonl and its own copy of the artifacts.
 func Work(ctx context.Context, cfg DriveConfig, responder capture.Responder, followUps driver.FollowUps, log *zap.Logger) error {
 	if cfg.Farm.NATS.URL == "" {
 		return fmt.Errorf("worker: no farm address (--nats)")
@@ -314,7 +376,7 @@ func Work(ctx context.Context, cfg DriveConfig, responder capture.Responder, fol
 		if err != nil {
 			return err
 		}
-		w, stop, err := startWorker(ctx, cfg, q, srv, followUps, max(cfg.Run.Sessions, 1), log)
+		w, stop, err := startWorker(ctx, cfg, q, srv, followUps, max(cfg.Run.Sessions, 1), true, log)
 		if err != nil {
 			return err
 		}
@@ -356,6 +418,19 @@ func groupByRepo(cs []dialog.ChatConfig) []dialog.ChatConfig {
 	out := slices.Clone(cs)
 	slices.SortStableFunc(out, func(a, b dialog.ChatConfig) int { return rank[a.Repo] - rank[b.Repo] })
 	return out
+}
+
+// repoDirs are the configs' repository folders, each once.
+func repoDirs(cs []dialog.ChatConfig) []string {
+	var dirs []string
+	seen := map[string]bool{}
+	for _, c := range cs {
+		if !seen[c.Repo] {
+			seen[c.Repo] = true
+			dirs = append(dirs, c.Repo)
+		}
+	}
+	return dirs
 }
 
 func configIDs(cs []dialog.ChatConfig) []string {

@@ -319,9 +319,12 @@ func workerCmd(a *app) *cobra.Command {
 		Long: `worker connects to a farm (dialogfarm farm serve, or a NATS cluster with
 JetStream), starts its own code-server and Chromium with --sessions
 simulators, and drives the jobs of every run on the farm, publishing each
-config's record for the run that enqueued it. The repositories the configs
-name must exist at the same paths on this machine. --out keeps the editor's
-folders, exchanges.jsonl and failure artifacts.`,
+config's record for the run that enqueued it. It needs no folder of the
+machine that started the run: it fetches the repositories its jobs name
+from the farm's object store into OUT/repos (each once, kept there for
+later jobs and runs) and sends failure artifacts back the same way. --out
+keeps the editor's folders, the repositories, exchanges.jsonl and its own
+copy of the failure artifacts.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return a.worker(cmd.Context()) },
 	}

@@ -28,7 +28,9 @@ import (
 // address and makes a coordinator's and two workers' credentials, two
 // `worker --sessions 1` processes (each with its own code-server and
 // Chromium, each with its own credentials, started with the line farm
-// serve printed) pull jobs, and `run --nats --sessions 0`
+// serve printed, each in a private mount namespace where the
+// coordinator's folder is an empty tmpfs) pull jobs and fetch the
+// repository from the farm, and `run --nats --sessions 0`
 // enqueues the configs and collects the records into its run folder. Every
 // config must have exactly one record there, both workers must have driven
 // some, and `status --nats` must show both workers healthy. The first
@@ -81,6 +83,10 @@ func TestFarmServeTwoWorkers(t *testing.T) {
 	})
 	cfgPath := twoCoderConfig(t, tmp, model.URL)
 
+	coordDir := filepath.Join(tmp, "coordinator")
+	if err := os.MkdirAll(coordDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
 	// Two workers, each with its own editor and one simulator; the
 	// first serves its metrics on a free port.
 	var workers []*exec.Cmd
@@ -92,7 +98,10 @@ func TestFarmServeTwoWorkers(t *testing.T) {
 		if i == 0 {
 			args = append(args, "--metrics-addr", "127.0.0.1:0")
 		}
-		w := exec.CommandContext(ctx, bin, args...)
+		// The coordinator's folder (its run folder and the sanitised
+		// copies in it) is hidden from the worker: the repository comes
+		// through the farm.
+		w := isolated(ctx, t, coordDir, bin, args...)
 		log := &lockedBuffer{}
 		w.Stdout, w.Stderr = log, log
 		if err := w.Start(); err != nil {
@@ -120,7 +129,7 @@ func TestFarmServeTwoWorkers(t *testing.T) {
 		}
 	}
 
-	out := filepath.Join(tmp, "run")
+	out := filepath.Join(coordDir, "run")
 	const n = 5
 	run := exec.CommandContext(ctx, bin, "run", "--root", root, "--config", cfgPath, "--profile", "default",
 		"--repos", filepath.Join(root, "examples", "sample-repo"), "--n", strconv.Itoa(n), "--seed", "7", "--out", out,
@@ -166,6 +175,18 @@ func TestFarmServeTwoWorkers(t *testing.T) {
 		}
 	}
 	t.Logf("records per worker: %v", perWorker)
+	// Each worker fetched the repository once, into its own folder, and
+	// the records name the coordinator's copy.
+	for i, log := range workerLogs {
+		if n := strings.Count(log.String(), "fetched repository from the farm"); n != 1 {
+			t.Errorf("worker %d fetched the repository %d times:\n%s", i+1, n, log)
+		}
+	}
+	for _, d := range dialogues {
+		if !strings.HasPrefix(d.Config.Repo, coordDir) {
+			t.Errorf("config %s's record names repository %s, not the coordinator's copy", d.ConfigID, d.Config.Repo)
+		}
+	}
 
 	// The farm's status, while the workers still run: both healthy, their
 	// counts adding up to the run's records.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -132,4 +133,36 @@ func TestFarmServeRefusesOpenDoors(t *testing.T) {
 			t.Errorf("%v: credentials made for a server that was refused", tc.args)
 		}
 	}
+}
+
+// isolated is a command that runs in a private mount namespace where hide
+// is an empty tmpfs: a worker started so cannot see the coordinator's
+// folder, as on another machine. Where mount namespaces are not allowed
+// (no CAP_SYS_ADMIN, no user namespaces) the test is skipped, saying so.
+func isolated(ctx context.Context, t *testing.T, hide, bin string, args ...string) *exec.Cmd {
+	t.Helper()
+	prefix := unsharePrefix(t)
+	script := `mount -t tmpfs -o mode=0700 dialogfarm-hidden "$0" && exec "$@"`
+	return exec.CommandContext(ctx, prefix[0], append(append(prefix[1:], "sh", "-c", script, hide, bin), args...)...)
+}
+
+// unsharePrefix is how this machine makes a private mount namespace:
+// unshare --mount as root, else inside a user namespace.
+func unsharePrefix(t *testing.T) []string {
+	t.Helper()
+	probe := t.TempDir()
+	if err := os.WriteFile(filepath.Join(probe, "visible"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, prefix := range [][]string{
+		{"unshare", "--mount", "--propagation", "private"},
+		{"unshare", "--user", "--map-root-user", "--mount", "--propagation", "private"},
+	} {
+		out, err := exec.Command(prefix[0], append(prefix[1:], "sh", "-c", `mount -t tmpfs none "$0" && ls -A "$0"`, probe)...).CombinedOutput()
+		if err == nil && len(out) == 0 {
+			return prefix
+		}
+	}
+	t.Skip("no private mount namespace on this machine (unshare --mount needs CAP_SYS_ADMIN or user namespaces): the workers would see the coordinator's folder")
+	return nil
 }
