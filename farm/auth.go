@@ -74,8 +74,9 @@ func permissions(role, user string) (*server.Permissions, error) {
 				"$JS.ACK." + JobsStream + "." + WorkersConsumer + ".>",
 				"dfarm.results.*.*." + user,
 				"dfarm.events.*.attempt.*." + user,
+				// Its health entries, written by publishing: no reading of
+				// the bucket, where it would learn others' keys.
 				"$KV." + WorkersBucket + "." + user + ".>",
-				"$JS.API.STREAM.INFO.KV_" + WorkersBucket,
 				// Read repositories: the bucket's info, an object's meta,
 				// an ordered consumer on its chunks.
 				"$JS.API.STREAM.INFO.OBJ_" + ReposBucket,

@@ -422,8 +422,10 @@ func (f *funcRecords) Append(d dialog.Dialogue) error {
 }
 
 // A worker writes its own health entries only: another worker's entry is
-// refused by the server, and an entry of its own that names another
-// worker is not shown as that worker's.
+// refused by the server, an entry of its own that names another worker is
+// not shown as that worker's, and a reply it has the server put on
+// another worker's key cannot overwrite that worker's entry (the key has
+// a part the worker cannot learn: it may not read the bucket).
 func TestAWorkerWritesOnlyItsOwnHealth(t *testing.T) {
 	r := startAttackRig(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -440,23 +442,62 @@ func TestAWorkerWritesOnlyItsOwnHealth(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	attacker := r.workerConn[1]
 	fake, _ := json.Marshal(Health{Worker: "machine-a", Host: "attacker", Slots: 99, Updated: time.Now()})
 	pctx, pcancel := context.WithTimeout(ctx, time.Second)
-	err := refused(pctx, r.workerConn[1], "$KV."+WorkersBucket+"."+healthKey(r.pubs[0], "machine-a"), fake)
+	err := refused(pctx, attacker, "$KV."+WorkersBucket+"."+r.pubs[0]+".machine-a.x", fake)
 	pcancel()
 	if !errors.Is(err, ErrRefused) {
-		t.Errorf("the second worker overwriting the first one's health: %v, want the server's refusal", err)
+		t.Errorf("the second worker writing under the first one's user: %v, want the server's refusal", err)
 	}
-	// Under its own user, naming the first worker's key in its entry.
-	if err := refused(ctx, r.workerConn[1], "$KV."+WorkersBucket+"."+r.pubs[1]+".other", fake); err != nil {
+	// Under its own user, naming the first worker in its entry.
+	if err := refused(ctx, attacker, "$KV."+WorkersBucket+"."+r.pubs[1]+".other.x", fake); err != nil {
 		t.Fatal(err)
+	}
+	// It cannot list the bucket's keys...
+	pctx, pcancel = context.WithTimeout(ctx, time.Second)
+	err = retry(pctx, attacker, func(ctx context.Context) error {
+		_, err := attacker.RequestWithContext(ctx, "$JS.API.STREAM.INFO.KV_"+WorkersBucket, []byte(`{"subjects_filter":">"}`))
+		return err
+	})
+	pcancel()
+	if !errors.Is(err, ErrRefused) {
+		t.Errorf("the second worker listing the health keys: %v, want the server's refusal", err)
+	}
+	// ...so the replies it has the server put on the keys it can guess
+	// (the first one's user and name) miss the entry.
+	kv, err := r.cjs.KeyValue(ctx, WorkersBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	guesses := []string{r.pubs[0] + ".machine-a", r.pubs[0] + ".machine-a.x", r.pubs[0] + ".machine-a.0"}
+	for _, k := range guesses {
+		if err := attacker.PublishRequest("$JS.API.CONSUMER.INFO."+JobsStream+"."+WorkersConsumer, "$KV."+WorkersBucket+"."+k, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := attacker.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	// The replies are stored once the guessed keys hold them.
+	for {
+		if _, err := kv.Get(ctx, guesses[0]); err == nil {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatal("the reply on the guessed key never arrived")
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 	st, err = ReadStatus(ctx, r.cjs, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(st.Workers) != 1 || st.Workers[0].Host == "attacker" || st.Workers[0].User != r.pubs[0] {
+	if len(st.Workers) != 1 || st.Workers[0].Host == "attacker" || st.Workers[0].User != r.pubs[0] || st.Workers[0].Worker != "machine-a" {
 		t.Errorf("workers %+v, want the first worker's own entry only", st.Workers)
+	}
+	if text := st.Text(time.Now()); !strings.Contains(text, "; key "+r.pubs[0][:8]+"…\n") {
+		t.Errorf("status %q does not name the worker's key", text)
 	}
 }
 

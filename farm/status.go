@@ -2,6 +2,8 @@ package farm
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap"
 
@@ -19,8 +22,8 @@ import (
 type Health struct {
 	Worker string `json:"worker"`
 	// User is the public NKey the worker authenticated as: its entry's
-	// key is <user>.<worker>, and a worker may write under its own user
-	// only. Status fills it from the key.
+	// key is <user>.<worker>.<random>, and a worker may write under its
+	// own user only. Status fills it from the key.
 	User    string    `json:"user,omitempty"`
 	Host    string    `json:"host"`
 	Slots   int       `json:"slots"`
@@ -43,13 +46,20 @@ const healthEvery = 5 * time.Second
 
 // reportHealth writes the worker's health into the bucket until ctx ends,
 // then marks it stopped by deleting the entry.
+//
+// The entry's key ends with a random part made at each start (see
+// healthKey): the server can be made to put a reply on any subject a
+// client names (NATS checks no reply subject against permissions), so
+// another worker that knew the key could have the server overwrite the
+// entry. A worker writes the entry by publishing on its subject and may
+// not read the bucket's subjects, so no other worker learns the key.
 func (w *Worker) reportHealth(ctx context.Context) {
-	kv, err := w.q.js.KeyValue(ctx, WorkersBucket)
-	if err != nil {
-		w.log.Warn("open worker health bucket", zap.Error(err))
+	b := make([]byte, 16)
+	if _, err := rand.Read(b); err != nil {
+		w.log.Warn("make the worker's health key", zap.Error(err))
 		return
 	}
-	key := healthKey(w.q.user, w.cfg.ID)
+	subject := "$KV." + WorkersBucket + "." + healthKey(w.q.user, w.cfg.ID, hex.EncodeToString(b))
 	usage := w.editorUsage()
 	put := func(ctx context.Context) {
 		w.mu.Lock()
@@ -58,7 +68,7 @@ func (w *Worker) reportHealth(ctx context.Context) {
 		h.Updated = time.Now().UTC()
 		h.EditorCores, h.EditorRSS = usage(h.Updated)
 		data, _ := json.Marshal(h)
-		if _, err := kv.Put(ctx, key, data); err != nil {
+		if _, err := w.q.js.Publish(ctx, subject, data); err != nil {
 			w.log.Debug("put worker health", zap.Error(err))
 		}
 	}
@@ -69,7 +79,9 @@ func (w *Worker) reportHealth(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
-			_ = kv.Delete(dctx, key)
+			del := nats.NewMsg(subject)
+			del.Header.Set(kvOperation, kvDelete)
+			_, _ = w.q.js.PublishMsg(dctx, del)
 			cancel()
 			return
 		case <-t.C:
@@ -77,9 +89,18 @@ func (w *Worker) reportHealth(ctx context.Context) {
 	}
 }
 
-// healthKey is the key of a worker's health entry: under its user, the
-// only keys it may write.
-func healthKey(user, worker string) string { return user + "." + token(worker) }
+// The header and value with which a key-value entry is deleted (as
+// jetstream.KeyValue.Delete writes it).
+const (
+	kvOperation = "KV-Operation"
+	kvDelete    = "DEL"
+)
+
+// healthKey is the key of a worker's health entry: under its user (the
+// only keys it may write), its name, and a random part of that start of
+// the worker that only the worker and the coordinators (who read the
+// bucket) know.
+func healthKey(user, worker, secret string) string { return user + "." + token(worker) + "." + secret }
 
 // editorUsage returns what reads the worker's editor: the CPU it used since
 // the previous reading, in cores (0 at the first), and its resident memory.
@@ -171,6 +192,9 @@ func readStatus(ctx context.Context, js jetstream.JetStream, run string) (Status
 	if err != nil {
 		return st, fmt.Errorf("list workers: %w", err)
 	}
+	// The newest entry per user and worker: a restarted worker writes a
+	// key of its own, and the entry of the earlier start ages out.
+	newest := map[[2]string]Health{}
 	for k := range keys.Keys() {
 		e, err := kv.Get(ctx, k)
 		if errors.Is(err, jetstream.ErrKeyNotFound) {
@@ -185,14 +209,23 @@ func readStatus(ctx context.Context, js jetstream.JetStream, run string) (Status
 		}
 		// An entry under one user that names another worker's key is
 		// not that worker's.
-		user, _, _ := strings.Cut(k, ".")
-		if k != healthKey(user, h.Worker) {
+		parts := strings.SplitN(k, ".", 3)
+		if len(parts) != 3 || k != healthKey(parts[0], h.Worker, parts[2]) {
 			continue
 		}
-		h.User = user
+		h.User = parts[0]
+		id := [2]string{h.User, h.Worker}
+		if old, ok := newest[id]; !ok || h.Updated.After(old.Updated) {
+			newest[id] = h
+		}
+	}
+	for _, h := range newest {
 		st.Workers = append(st.Workers, h)
 	}
-	sort.Slice(st.Workers, func(i, j int) bool { return st.Workers[i].Worker < st.Workers[j].Worker })
+	sort.Slice(st.Workers, func(i, j int) bool {
+		a, b := st.Workers[i], st.Workers[j]
+		return a.Worker < b.Worker || a.Worker == b.Worker && a.User < b.User
+	})
 	return st, nil
 }
 
@@ -213,6 +246,11 @@ func (st Status) Text(now time.Time) string {
 			h.Worker, h.Host, state, h.Busy, h.Slots, h.Done, h.Failed, h.Retried, now.Sub(h.Started).Round(time.Second))
 		if h.EditorRSS > 0 {
 			fmt.Fprintf(&b, "; editor %.2f cores, %d MiB", h.EditorCores, h.EditorRSS>>20)
+		}
+		// The key it authenticated with tells apart workers that give
+		// the same name (a worker names itself; its key is the server's).
+		if len(h.User) > 8 && h.User != Anonymous {
+			fmt.Fprintf(&b, "; key %s…", h.User[:8])
 		}
 		b.WriteByte('\n')
 	}

@@ -58,7 +58,7 @@ func TestWatchWorkersWarnsWhileNoWorkerPulls(t *testing.T) {
 		t.Fatal(err)
 	}
 	h, _ := json.Marshal(Health{Worker: "w1", Slots: 1, Updated: now})
-	if _, err := kv.Put(ctx, healthKey(Anonymous, "w1"), h); err != nil {
+	if _, err := kv.Put(ctx, healthKey(Anonymous, "w1", "k1"), h); err != nil {
 		t.Fatal(err)
 	}
 	if n, err := r.q.idleJobs(ctx, "r", now.Add(healthEvery)); err != nil || n != 0 {

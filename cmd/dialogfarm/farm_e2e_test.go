@@ -226,8 +226,9 @@ func TestFarmServeTwoWorkers(t *testing.T) {
 		t.Errorf("status --nats shows %d healthy workers with %d ok, want 2 with %d:\n%s", got, okSum(st), n, st)
 	}
 	// Each worker reports its editor's CPU and memory (a code-server and
-	// a Chromium take hundreds of MiB).
-	editors := regexp.MustCompile(`(?m)^worker .*; editor \d+\.\d\d cores, (\d+) MiB$`).FindAllStringSubmatch(st, -1)
+	// a Chromium take hundreds of MiB), and its line ends with the key it
+	// authenticated with.
+	editors := regexp.MustCompile(`(?m)^worker .*; editor \d+\.\d\d cores, (\d+) MiB; key U[A-Z2-7]{7}…$`).FindAllStringSubmatch(st, -1)
 	for _, m := range editors {
 		if mib, _ := strconv.Atoi(m[1]); mib < 200 {
 			t.Errorf("a worker's editor takes %d MiB:\n%s", mib, st)
