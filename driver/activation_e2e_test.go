@@ -14,6 +14,7 @@ import (
 	"dialogfarm/adapter"
 	"dialogfarm/capture"
 	"dialogfarm/driver/editor"
+	"dialogfarm/driver/workbench"
 )
 
 // TestActivationFailureIsReportedAtOnce loads a workbench whose plugin
@@ -70,7 +71,7 @@ func TestActivationFailureIsReportedAtOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(r.Stop)
-	ws, err := probeWorkspace(r.cfg.Out)
+	ws, err := workbench.ProbeWorkspace(r.cfg.Out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +80,7 @@ func TestActivationFailureIsReportedAtOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	err = s.open(ctx, ws, a)
+	err = s.OpenChat(ctx, a, ws, time.Minute) // the load already fails
 	took := time.Since(start)
 	var ae *editor.ActivationError
 	if !errors.As(err, &ae) {

@@ -13,6 +13,7 @@ import (
 
 	"dialogfarm/adapter"
 	"dialogfarm/capture"
+	"dialogfarm/driver/workbench"
 )
 
 // liveRig is a run config in a temporary folder and a capture endpoint
@@ -77,7 +78,7 @@ func TestValidateLiveNamesBrokenFields(t *testing.T) {
 		}
 	}
 	for _, f := range []string{"extension", "open.activity_bar", "commands./explain.title", "commands./explain.context_menu", "open.command.keybinding", "setup"} {
-		if !slices.ContainsFunc(checks, func(c Check) bool { return c.Field == f && c.OK }) {
+		if !slices.ContainsFunc(checks, func(c workbench.Check) bool { return c.Field == f && c.OK }) {
 			t.Errorf("%s was not checked ok", f)
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"dialogfarm/adapter"
 	"dialogfarm/driver/browser"
 	"dialogfarm/driver/editor"
+	"dialogfarm/driver/workbench"
 )
 
 // Finding is one prerequisite the doctor checked.
@@ -105,7 +106,7 @@ type Activation struct {
 // chat view that does not show within step has the wait's error. Each
 // plugin gets an editor of its own, in a folder of rc.Out named after its
 // adapter: one that fails does not hide whether the others activate.
-func CheckActivation(ctx context.Context, rc RunConfig, capture Exchanges, step time.Duration, log *zap.Logger) []Activation {
+func CheckActivation(ctx context.Context, rc RunConfig, capture workbench.Exchanges, step time.Duration, log *zap.Logger) []Activation {
 	var out []Activation
 	for _, a := range rc.Adapters {
 		one := rc
@@ -118,14 +119,14 @@ func CheckActivation(ctx context.Context, rc RunConfig, capture Exchanges, step 
 }
 
 // checkActivation is CheckActivation for one plugin, rc.Adapters[0].
-func checkActivation(ctx context.Context, rc RunConfig, capture Exchanges, step time.Duration, log *zap.Logger) error {
+func checkActivation(ctx context.Context, rc RunConfig, capture workbench.Exchanges, step time.Duration, log *zap.Logger) error {
 	a := rc.Adapters[0]
 	r := NewRunner(rc, capture, nil, log)
 	if err := r.Start(ctx); err != nil {
 		return err
 	}
 	defer r.Stop()
-	ws, err := probeWorkspace(r.cfg.Out)
+	ws, err := workbench.ProbeWorkspace(r.cfg.Out)
 	if err != nil {
 		return fmt.Errorf("check activation: %w", err)
 	}
@@ -133,35 +134,5 @@ func checkActivation(ctx context.Context, rc RunConfig, capture Exchanges, step 
 	if err != nil {
 		return err
 	}
-	if err := s.open(ctx, ws, a); err != nil {
-		return err
-	}
-	cctx, cancel := context.WithTimeout(ctx, step)
-	defer cancel()
-	return openChat(cctx, s.win, a)
-}
-
-// openChat shows a plugin's chat view the way a person first would: its
-// activity-bar item, else its keybinding, else its command.
-func openChat(ctx context.Context, w *window, a *adapter.Adapter) error {
-	u := uiOf(a)
-	if err := w.waitFor(ctx, "the plugin is ready ("+a.Extension.Ready+")", `(sel) => !sel || !!document.querySelector(sel)`, a.Extension.Ready); err != nil {
-		return err
-	}
-	var err error
-	switch {
-	case a.Open.ActivityBar != "":
-		err = w.clickActivity(ctx, a.Open.ActivityBar)
-	case a.Open.Command.Keybinding != "":
-		var keys []key
-		if keys, err = parseKeys(a.Open.Command.Keybinding); err == nil {
-			err = w.keys(ctx, keys...)
-		}
-	default:
-		err = w.runCommand(ctx, a.Open.Command.Title)
-	}
-	if err != nil {
-		return err
-	}
-	return w.waitChat(ctx, u)
+	return s.OpenChat(ctx, a, ws, step)
 }

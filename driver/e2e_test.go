@@ -129,12 +129,13 @@ func endToEnd(t *testing.T, backend browser.Backend) {
 	if want := map[browser.Backend]int{browser.BackendRod: 1}[backend]; r.Recycled() != want {
 		t.Errorf("%d windows replaced, want %d (recycle after %d dialogues, %d configs)", r.Recycled(), want, rc.Recycle.After, len(configs))
 	}
-	if heap := r.slots[0].sess.use.heapMiB; heap <= 0 || heap > float64(rc.Recycle.HeapMiB) {
+	if heap := r.slots[0].use.heapMiB; heap <= 0 || heap > float64(rc.Recycle.HeapMiB) {
 		t.Errorf("window heap read as %.1f MiB, want a reading between 0 and the %d MiB bound", heap, rc.Recycle.HeapMiB)
 	}
 	// Every selection of the test repo's files is made with a Shift+click,
 	// scrolling first where its end is out of view.
-	if kb := logs.FilterMessage(msgSelectByKeyboard); kb.Len() > 0 {
+	// (workbench's msgSelectByKeyboard, logged when it does)
+	if kb := logs.FilterMessageSnippet("extending with the keyboard"); kb.Len() > 0 {
 		t.Errorf("%d selections made with the keyboard, want none: %v", kb.Len(), kb.All()[0].ContextMap())
 	}
 	quillTurns := 0

@@ -15,8 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/zap"
-
 	"dialogfarm/driver/browser"
 	"dialogfarm/internal/procstat"
 )
@@ -109,13 +107,11 @@ func checkLockdown(t *testing.T, ctx context.Context, r *Runner, out string) {
 			t.Fatal(err)
 		}
 		defer page.Close()
-		w := &window{page: page}
-		if err := w.navigate(wctx, r.editor.URL()+"/?folder="+url.QueryEscape(filepath.Join(out, "workspaces"))); err != nil {
+		if err := page.Navigate(wctx, r.editor.URL()+"/?folder="+url.QueryEscape(filepath.Join(out, "workspaces"))); err != nil {
 			t.Fatal(err)
 		}
 		start := time.Now()
-		// With no password known, a login page would be an error.
-		if err := w.login(wctx, "", zap.NewNop()); err != nil {
+		if err := waitWorkbenchNoLogin(wctx, page); err != nil {
 			t.Fatalf("second window: %v", err)
 		}
 		t.Logf("second window reached the workbench without logging in, %.2fs after navigating", time.Since(start).Seconds())
@@ -240,14 +236,15 @@ func checkNoAutomaticTasks(t *testing.T, ctx context.Context, r *Runner, out str
 		if err != nil {
 			t.Fatal(err)
 		}
-		w := &window{page: page}
-		if err := w.navigate(wctx, r.editor.URL()+"/?folder="+url.QueryEscape(repo)); err != nil {
+		if err := page.Navigate(wctx, r.editor.URL()+"/?folder="+url.QueryEscape(repo)); err != nil {
 			t.Fatal(err)
 		}
-		if err := w.login(wctx, r.cfg.Editor.Password, zap.NewNop()); err != nil {
+		// The browser has the login cookie (see "a second window needs
+		// no login").
+		if err := waitWorkbenchNoLogin(wctx, page); err != nil {
 			t.Fatal(err)
 		}
-		if err := w.waitFor(wctx, "extensions are loaded and the explorer shows the folder", `() =>
+		if _, err := pollPage(wctx, page, "extensions are loaded and the explorer shows the folder", `() =>
 			performance.getEntriesByName('code/didLoadExtensions').length > 0 &&
 			!!document.querySelector('.explorer-folders-view .monaco-list-row')`); err != nil {
 			t.Fatal(err)

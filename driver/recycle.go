@@ -54,19 +54,19 @@ func (u windowUse) reason(c Recycle) string {
 	return ""
 }
 
-// used counts a dialogue on the session's window and, after one that
+// used counts a dialogue on the slot's window and, after one that
 // passed, reads its heap when a memory bound is set (after a failure the
 // window may not answer; refresh deals with it, and the next pass reads).
-func (r *Runner) used(ctx context.Context, sess *Session, passed bool) {
-	sess.use.dialogues++
+func (r *Runner) used(ctx context.Context, sl *slot, passed bool) {
+	sl.use.dialogues++
 	if r.cfg.Recycle.HeapMiB == 0 || !passed {
 		return
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	if used, err := sess.win.page.HeapUsed(ctx); err == nil {
-		sess.use.heapMiB = used / (1 << 20) / float64(r.windowsPerRenderer())
-		sess.log.Debug("window heap", zap.Float64("mib", sess.use.heapMiB), zap.Int("dialogues", sess.use.dialogues))
+	if used, err := sl.sess.Page().HeapUsed(ctx); err == nil {
+		sl.use.heapMiB = used / (1 << 20) / float64(r.windowsPerRenderer())
+		sl.log.Debug("window heap", zap.Float64("mib", sl.use.heapMiB), zap.Int("dialogues", sl.use.dialogues))
 	}
 }
 
@@ -93,21 +93,18 @@ func (r *Runner) sizeRendererHeap() {
 	}
 }
 
-// recycle replaces the session's window with a fresh one when Recycle
+// recycle replaces the slot's window with a fresh one when Recycle
 // says it is due; the next dialogue loads its workspace.
-func (r *Runner) recycle(ctx context.Context, sess *Session) error {
-	why := sess.use.reason(r.cfg.Recycle)
+func (r *Runner) recycle(ctx context.Context, sl *slot) error {
+	why := sl.use.reason(r.cfg.Recycle)
 	if why == "" {
 		return nil
 	}
-	sess.log.Info("replacing the window with a fresh one", zap.String("why", why))
-	_ = sess.win.close()
-	page, err := r.reopenWindow(ctx)
-	if err != nil {
+	sl.log.Info("replacing the window with a fresh one", zap.String("why", why))
+	if err := sl.sess.ReplaceWindow(ctx, r.reopenWindow); err != nil {
 		return fmt.Errorf("replace the window (%s): %w", why, err)
 	}
-	sess.win, sess.use = &window{page: page, fail: sess.win.fail}, windowUse{}
-	sess.reload()
+	sl.use = windowUse{}
 	r.recycled.Add(1)
 	return nil
 }

@@ -19,6 +19,7 @@ import (
 	"dialogfarm/dialog"
 	"dialogfarm/driver/browser"
 	"dialogfarm/driver/editor"
+	"dialogfarm/driver/workbench"
 	"dialogfarm/internal/runfiles"
 )
 
@@ -45,7 +46,7 @@ type RunConfig struct {
 	Adapters []*adapter.Adapter
 	// Secret is the run's capture secret, the {{secret}} of adapter files.
 	Secret   string
-	Timeouts Timeouts
+	Timeouts workbench.Timeouts
 	// PluginVersion is recorded in every dialogue.
 	PluginVersion string
 	// Progress, when set, is called after each config is recorded.
@@ -103,7 +104,7 @@ func DefaultRunConfig(root, out string) RunConfig {
 		Sessions: 1,
 		Editor:   editor.DefaultConfig(root),
 		Browser:  browser.DefaultConfig(),
-		Timeouts: DefaultTimeouts(),
+		Timeouts: workbench.DefaultTimeouts(),
 		Recycle:  DefaultRecycle(),
 	}
 	// A checkout without plugin/ gets no adapter; Start says so.
@@ -124,24 +125,24 @@ type Summary struct {
 // shows the editor every slot shares or an editor of its own.
 type Runner struct {
 	cfg       RunConfig
-	capture   Exchanges
-	followUps FollowUps
+	capture   workbench.Exchanges
+	followUps workbench.FollowUps
 	log       *zap.Logger
 	isolation string // the run's: adapter.IsolationWindow or IsolationEditor
 
 	mu       sync.Mutex     // guards the editors, the browser and the slots
 	editor   *editor.Editor // the editor the slots share; nil with isolation editor
 	browser  *browser.Chromium
-	version  string        // what the last editor started says it is
-	loads    chan struct{} // one window loads at a time: loads saturate the CPU
-	turns    *uiTurns      // windows sharing a renderer take turns at their steps
-	slots    []*slot       // the simulators, opened by OpenSessions and NewSession
-	lock     *FolderLock   // the run folder's lock, when Start took it
-	recycled atomic.Int64  // windows replaced under cfg.Recycle
+	version  string             // what the last editor started says it is
+	loads    chan struct{}      // one window loads at a time: loads saturate the CPU
+	turns    *workbench.UITurns // windows sharing a renderer take turns at their steps
+	slots    []*slot            // the simulators, opened by OpenSessions and NewSession
+	lock     *FolderLock        // the run folder's lock, when Start took it
+	recycled atomic.Int64       // windows replaced under cfg.Recycle
 }
 
 // NewRunner prepares a run; Start launches the editor and browser.
-func NewRunner(cfg RunConfig, capture Exchanges, followUps FollowUps, log *zap.Logger) *Runner {
+func NewRunner(cfg RunConfig, capture workbench.Exchanges, followUps workbench.FollowUps, log *zap.Logger) *Runner {
 	if cfg.Sessions < 1 {
 		cfg.Sessions = 1
 	}
@@ -230,7 +231,7 @@ func (r *Runner) start(ctx context.Context) error {
 	}
 	r.cfg.Browser.Dir = filepath.Join(r.cfg.Out, "browser")
 	r.sizeRendererHeap()
-	r.turns = newUITurns(r.cfg.Sessions, r.cfg.Browser.RendererProcesses)
+	r.turns = workbench.NewUITurns(r.cfg.Sessions, r.cfg.Browser.RendererProcesses)
 	// The installed extensions are shared by every editor of the run.
 	r.cfg.Editor.ExtensionsDir = filepath.Join(r.cfg.Out, "extensions")
 	r.cfg.Editor.SkipBuiltin = slices.DeleteFunc(slices.Clone(r.cfg.Editor.SkipBuiltin), func(id string) bool {

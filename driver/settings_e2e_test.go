@@ -2,6 +2,7 @@ package driver
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -27,7 +28,7 @@ func TestNoFileIsHighlighted(t *testing.T) {
 	if d := readRecords(t, sum.Records)[c.ID]; d.Status != dialog.StatusOK {
 		t.Fatalf("%s: %s at %s: %s", c.ID, d.Status, d.FailedStep, d.Error)
 	}
-	w := r.slots[0].sess.win
+	page := r.slots[0].sess.Page()
 	// The editor draws spaces as no-break spaces.
 	shown := `() => {
 		const ed = document.querySelector('.editor-group-container.active .monaco-editor');
@@ -36,19 +37,19 @@ func TestNoFileIsHighlighted(t *testing.T) {
 	}`
 	sctx, scancel := context.WithTimeout(ctx, 30*time.Second)
 	defer scancel()
-	if err := w.waitFor(sctx, "the editor shows cart.js", shown); err != nil {
+	if _, err := pollPage(sctx, page, "the editor shows cart.js", shown); err != nil {
 		t.Fatal(err)
 	}
 	wctx, wcancel := context.WithTimeout(ctx, 2*time.Second)
 	defer wcancel()
-	v, err := w.poll(wctx, "a piece of cart.js in a colour of its own", `() => {
+	v, err := pollPage(wctx, page, "a piece of cart.js in a colour of its own", `() => {
 		const ed = document.querySelector('.editor-group-container.active .monaco-editor');
 		const other = [...ed.querySelectorAll('.view-line span[class^="mtk"]')].find(s => s.className !== 'mtk1');
 		return other ? other.className + ': ' + other.textContent : null;
 	}`)
 	if err == nil {
-		t.Errorf("the editor highlights JavaScript: %s", v.Str())
-	} else if !errIsTimeout(err) {
+		t.Errorf("the editor highlights JavaScript: %s", v)
+	} else if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatal(err)
 	}
 }

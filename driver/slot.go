@@ -13,6 +13,7 @@ import (
 	"dialogfarm/dialog"
 	"dialogfarm/driver/browser"
 	"dialogfarm/driver/editor"
+	"dialogfarm/driver/workbench"
 )
 
 // slot is one simulator of the run, the one place that knows what a
@@ -26,7 +27,9 @@ import (
 // started again (the shared one once for all slots, an own one for its
 // slot alone), a dead window reopened, a used one replaced (Recycle).
 type slot struct {
-	sess *Session
+	sess *workbench.Session
+	use  windowUse // what its window did since it was opened, for Recycle
+	log  *zap.Logger
 	// editor is the slot's own editor, nil on the shared one; cfg is
 	// its config (its own folder, the run's password and extensions).
 	editor *editor.Editor
@@ -52,7 +55,7 @@ func (r *Runner) OpenSessions(ctx context.Context, n int) error {
 // NewSession opens a simulator slot (its window and, with isolation
 // editor, its own editor) and returns its session; id names its capture
 // session. The slot is the Runner's until Stop.
-func (r *Runner) NewSession(ctx context.Context, id string) (*Session, error) {
+func (r *Runner) NewSession(ctx context.Context, id string) (*workbench.Session, error) {
 	sl := &slot{}
 	ed, edCfg := r.sharedEditor(), r.cfg.Editor
 	if r.isolation == adapter.IsolationEditor {
@@ -73,11 +76,12 @@ func (r *Runner) NewSession(ctx context.Context, id string) (*Session, error) {
 		}
 		return nil, err
 	}
-	sl.sess = &Session{
-		ID: id, win: &window{page: page, fail: ed}, adapters: r.cfg.Adapters, secret: r.secret(), capture: r.capture, followUps: r.followUps,
-		dir: r.cfg.Out, userData: edCfg.UserData(), home: edCfg.Home(), editorURL: ed.URL(), password: ed.Password(), timeouts: r.cfg.Timeouts, loads: r.loads, turns: r.turns,
-		startup: r.waitStartup, log: r.log.With(zap.String("session", id)),
-	}
+	sl.log = r.log.With(zap.String("session", id))
+	sl.sess = workbench.NewSession(workbench.Config{
+		ID: id, Adapters: r.cfg.Adapters, Secret: r.secret(), Capture: r.capture, FollowUps: r.followUps,
+		Dir: r.cfg.Out, UserData: edCfg.UserData(), Home: edCfg.Home(), Timeouts: r.cfg.Timeouts,
+		Loads: r.loads, Turns: r.turns, Startup: r.waitStartup, Log: sl.log,
+	}, page, ed)
 	r.slots = append(r.slots, sl)
 	if sl.editor != nil {
 		if err := r.saveProcessGroups(); err != nil {
@@ -150,7 +154,7 @@ func (r *Runner) DriveSlot(ctx context.Context, i int, c dialog.ChatConfig) (d d
 // dialogue on this editor can pass, and the run should stop and say why).
 func (r *Runner) driveOne(ctx context.Context, sl *slot, c dialog.ChatConfig) (d dialog.Dialogue, retry bool, err error) {
 	sess := sl.sess
-	err = r.recycle(ctx, sess)
+	err = r.recycle(ctx, sl)
 	var ed *editor.Editor
 	if err == nil {
 		ed, err = r.refresh(ctx, sl)
@@ -187,27 +191,27 @@ func (r *Runner) driveOne(ctx context.Context, sl *slot, c dialog.ChatConfig) (d
 	}
 	var ae *editor.ActivationError
 	if errors.As(err, &ae) {
-		sess.log.Error("the plugin failed to activate", zap.String("extension", ae.Extension), zap.Strings("log", ae.Lines))
+		sl.log.Error("the plugin failed to activate", zap.String("extension", ae.Extension), zap.Strings("log", ae.Lines))
 		return d, false, fmt.Errorf("config %s: %w", c.ID, ae)
 	}
-	r.used(ctx, sess, err == nil)
+	r.used(ctx, sl, err == nil)
 	if err != nil && errors.Is(context.Cause(dctx), editor.ErrExited) {
 		d.Error = fmt.Sprintf("%v mid-dialogue (the step was cut short: %s)", editor.ErrExited, d.Error)
 	}
 	if err == nil {
-		sess.log.Info("dialogue recorded", zap.String("config", c.ID), zap.Int("turns", len(d.Turns)), zap.Float64("seconds", d.Seconds))
+		sl.log.Info("dialogue recorded", zap.String("config", c.ID), zap.Int("turns", len(d.Turns)), zap.Float64("seconds", d.Seconds))
 		return d, false, nil
 	}
-	sess.log.Warn("config failed", zap.String("config", c.ID), zap.String("step", d.FailedStep), zap.String("error", d.Error))
-	if !errors.Is(err, ErrConfig) {
+	sl.log.Warn("config failed", zap.String("config", c.ID), zap.String("step", d.FailedStep), zap.String("error", d.Error))
+	if !errors.Is(err, workbench.ErrConfig) {
 		dir := filepath.Join(r.cfg.Out, "failures", safeName(c.ID))
-		if aerr := saveArtifacts(ctx, dir, sess, d); aerr != nil {
-			sess.log.Warn("save failure artifacts", zap.Error(aerr))
+		if aerr := sess.SaveArtifacts(ctx, dir, d); aerr != nil {
+			sl.log.Warn("save failure artifacts", zap.Error(aerr))
 		}
 		d.Artifacts = dir
-		sess.reload()
+		sess.Reload()
 	}
-	return d, !errors.Is(err, ErrConfig), nil
+	return d, !errors.Is(err, workbench.ErrConfig), nil
 }
 
 // refresh makes sure the slot's editor and window are alive, starting a
@@ -220,20 +224,13 @@ func (r *Runner) refresh(ctx context.Context, sl *slot) (*editor.Editor, error) 
 	if err != nil {
 		return nil, err
 	}
-	sess.win.fail = ed
-	if sess.editorURL != ed.URL() {
-		sess.editorURL, sess.password = ed.URL(), ed.Password()
-		sess.reload()
-	}
-	if !sess.win.alive(ctx) {
-		sess.log.Warn("browser window stopped answering; opening a new one")
-		_ = sess.win.close()
-		page, err := r.reopenWindow(ctx)
-		if err != nil {
+	sess.SetEditor(ed)
+	if !sess.Alive(ctx) {
+		sl.log.Warn("browser window stopped answering; opening a new one")
+		if err := sess.ReplaceWindow(ctx, r.reopenWindow); err != nil {
 			return nil, err
 		}
-		sess.win, sess.use = &window{page: page, fail: ed}, windowUse{}
-		sess.reload()
+		sl.use = windowUse{}
 	}
 	return ed, nil
 }
@@ -260,7 +257,7 @@ func (r *Runner) liveEditor(ctx context.Context, sl *slot) (*editor.Editor, erro
 	if sl.editor.Healthy(ctx) {
 		return sl.editor, nil
 	}
-	sl.sess.log.Warn("the simulator's code-server died or stopped answering; restarting it", zap.String("url", sl.editor.URL()))
+	sl.log.Warn("the simulator's code-server died or stopped answering; restarting it", zap.String("url", sl.editor.URL()))
 	sl.editor.Stop()
 	ed, err := r.startSlotEditor(ctx, sl.cfg, sl.sess.ID)
 	if err != nil {

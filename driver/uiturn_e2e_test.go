@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"dialogfarm/dialog"
+	"dialogfarm/driver/workbench"
 )
 
 // TestWindowsTakeTurnsAtTheirSteps drives two windows that share one
@@ -56,7 +57,7 @@ func TestWindowsTakeTurnsAtTheirSteps(t *testing.T) {
 			if st.Step == "ui_turn" {
 				took = true
 				h = held{id: d.ConfigID, session: d.Session, from: at}
-				if st.Seconds >= uiTurnWait.Seconds() {
+				if st.Seconds >= workbench.UITurnWait.Seconds() {
 					took = false // waited the bound out: went on without a turn
 				}
 			}

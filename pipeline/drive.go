@@ -15,6 +15,7 @@ import (
 	"dialogfarm/capture"
 	"dialogfarm/dialog"
 	"dialogfarm/driver"
+	"dialogfarm/driver/workbench"
 	"dialogfarm/internal/runfiles"
 	"dialogfarm/redact"
 )
@@ -39,7 +40,7 @@ type DriveConfig struct {
 // OUT/exchanges.jsonl as it completes, so a request and its answers are kept
 // even when the dialogue that made it fails later. When every config is
 // already recorded ok, nothing is started.
-func Drive(ctx context.Context, cfg DriveConfig, configs []dialog.ChatConfig, responder capture.Responder, followUps driver.FollowUps, log *zap.Logger) (sum driver.Summary, err error) {
+func Drive(ctx context.Context, cfg DriveConfig, configs []dialog.ChatConfig, responder capture.Responder, followUps workbench.FollowUps, log *zap.Logger) (sum driver.Summary, err error) {
 	red, err := redactor(cfg.Redact)
 	if err != nil {
 		return driver.Summary{}, err

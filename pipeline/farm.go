@@ -21,6 +21,7 @@ import (
 	"dialogfarm/dialog"
 	"dialogfarm/driver"
 	"dialogfarm/driver/editor"
+	"dialogfarm/driver/workbench"
 	"dialogfarm/farm"
 	"dialogfarm/internal/runfiles"
 )
@@ -200,7 +201,7 @@ func farmRunState(out string, embedded bool) (string, []byte, error) {
 // driveFarm enqueues the configs not yet recorded ok, drives them with
 // local simulators (when cfg.Farm.Local) and collects one record per
 // config into OUT/dialogues.jsonl.
-func driveFarm(ctx context.Context, cfg DriveConfig, configs []dialog.ChatConfig, srv *capture.Server, followUps driver.FollowUps, log *zap.Logger) (driver.Summary, error) {
+func driveFarm(ctx context.Context, cfg DriveConfig, configs []dialog.ChatConfig, srv *capture.Server, followUps workbench.FollowUps, log *zap.Logger) (driver.Summary, error) {
 	return farmRun(ctx, cfg, configs, log, func(q *farm.Queue, n int) (*farm.Worker, func(), error) {
 		return startWorker(ctx, cfg, q, srv, followUps, n, false, log)
 	})
@@ -317,7 +318,7 @@ func farmRun(ctx context.Context, cfg DriveConfig, configs []dialog.ChatConfig, 
 // startWorker starts the editor and browser, opens up to n simulator
 // windows and returns a farm worker driving on them (see newWorker); stop
 // ends the editor.
-func startWorker(ctx context.Context, cfg DriveConfig, q *farm.Queue, srv *capture.Server, followUps driver.FollowUps, n int, remote bool, log *zap.Logger) (*farm.Worker, func(), error) {
+func startWorker(ctx context.Context, cfg DriveConfig, q *farm.Queue, srv *capture.Server, followUps workbench.FollowUps, n int, remote bool, log *zap.Logger) (*farm.Worker, func(), error) {
 	r := driver.NewRunner(cfg.Run, srv, followUps, log)
 	if err := r.Start(ctx); err != nil {
 		return nil, nil, err
@@ -358,7 +359,7 @@ func newWorker(ctx context.Context, cfg DriveConfig, q *farm.Queue, r *driver.Ru
 // object store into OUT/repos (each once, kept there), and sends failure
 // artifacts back the same way. Its run folder keeps the editor's and
 // browser's folders, exchanges.jsonl and its own copy of the artifacts.
-func Work(ctx context.Context, cfg DriveConfig, responder capture.Responder, followUps driver.FollowUps, log *zap.Logger) error {
+func Work(ctx context.Context, cfg DriveConfig, responder capture.Responder, followUps workbench.FollowUps, log *zap.Logger) error {
 	if cfg.Farm.NATS.URL == "" {
 		return fmt.Errorf("worker: no farm address (--nats)")
 	}

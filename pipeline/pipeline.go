@@ -39,6 +39,7 @@ import (
 	"dialogfarm/dataset"
 	"dialogfarm/dialog"
 	"dialogfarm/driver"
+	"dialogfarm/driver/workbench"
 	"dialogfarm/internal/buildinfo"
 	"dialogfarm/internal/runfiles"
 	"dialogfarm/profiles"
@@ -85,7 +86,7 @@ const (
 // plugin, and who writes follow-up queries.
 type Deps struct {
 	Responder capture.Responder
-	FollowUps driver.FollowUps
+	FollowUps workbench.FollowUps
 }
 
 // RunDefault runs the default pipeline of o (DefaultSpec) into env.Out:

@@ -15,6 +15,7 @@ import (
 	"dialogfarm/capture"
 	"dialogfarm/driver"
 	"dialogfarm/driver/editor"
+	"dialogfarm/driver/workbench"
 )
 
 func adaptersCmd(a *app) *cobra.Command {
@@ -79,7 +80,7 @@ is left to check (TODO).`,
 	pf.StringArray("file", nil, "a file written under the editor's user-data folder before it starts, PATH=CONTENT or PATH=@LOCALFILE, path and content with placeholders (e.g. 'User/globalStorage/{{extension_id}}/providers.json=@providers.json'); repeatable")
 	pf.StringArray("home-file", nil, "like --file, under the simulator's HOME folder (for a plugin that reads ~/.something); repeatable")
 	pf.String("message", "Hello from dialogfarm probe", "test message typed into the view (empty: none)")
-	pf.Duration("attempt-timeout", driver.DefaultProbeAttempt, "longest wait for each try: typing the test message, then its request")
+	pf.Duration("attempt-timeout", workbench.DefaultProbeAttempt, "longest wait for each try: typing the test message, then its request")
 	pf.String("write-adapter", "", "write a draft adapter YAML from what the probe saw to this file")
 	pf.String("out", "", "folder for the editor's files (default: a temporary folder, removed after)")
 	pf.Bool("json", false, "print the report as JSON")
@@ -208,7 +209,7 @@ func (a *app) probe(ctx context.Context) error {
 	if err != nil || draft == "" {
 		return err
 	}
-	data, derr := driver.DraftAdapter(rep, draft)
+	data, derr := workbench.DraftAdapter(rep, draft)
 	if data != nil {
 		if werr := os.WriteFile(draft, data, 0o644); werr != nil {
 			return fmt.Errorf("probe: write the draft adapter: %w", werr)
@@ -253,7 +254,7 @@ func probeResponder() capture.Responder {
 	})
 }
 
-func printProbe(w io.Writer, r driver.ProbeReport) {
+func printProbe(w io.Writer, r workbench.ProbeReport) {
 	fmt.Fprintf(w, "extension: %s\nactivity bar: %s\n", r.ExtensionID, strings.Join(r.ActivityBar, ", "))
 	fmt.Fprintln(w, "commands:")
 	for _, c := range r.Commands {

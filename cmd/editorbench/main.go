@@ -60,9 +60,9 @@ import (
 
 	"dialogfarm/adapter"
 	"dialogfarm/dialog"
-	"dialogfarm/driver"
 	"dialogfarm/driver/browser"
 	"dialogfarm/driver/editor"
+	"dialogfarm/driver/workbench"
 	"dialogfarm/internal/llmtest"
 )
 
@@ -167,7 +167,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	if o.Isolation != adapter.IsolationWindow && o.Isolation != adapter.IsolationEditor {
 		return o, fmt.Errorf("-isolation %q: give window or editor", o.Isolation)
 	}
-	if answer := driver.DefaultTimeouts().Answer; o.ModelDelay < 0 || o.ModelDelay > answer/2 {
+	if answer := workbench.DefaultTimeouts().Answer; o.ModelDelay < 0 || o.ModelDelay > answer/2 {
 		return o, fmt.Errorf("-model-delay %v: give 0 to %v (the driver waits at most %v for an answer)", o.ModelDelay, answer/2, answer)
 	}
 	if o.Rounds == 0 {
