@@ -1,35 +1,28 @@
-// Package driver turns a chat config into a dialogue by driving a real
+// Package driver turns chat configs into dialogues by driving a real
 // code-server in headless Chromium, through the plugin under simulation,
-// the way a developer would (keys, text, mouse), with the plugin's model
-// requests answered by the capture endpoint.
+// the way a developer would, with the plugin's model requests answered
+// by the capture endpoint.
 //
-// Its parts, each in files of its own:
+// It owns a run's simulator slots (Runner): the run's browser and editors,
+// started side by side (run.go); each slot a window on the editor every
+// slot shares (isolation window) or a window on an editor of its own
+// (isolation editor) (slot.go); the recovery of a slot between configs —
+// a crashed editor started again, a dead window reopened, a relaunched
+// browser — and the replacement of a used window (recycle.go, Recycle);
+// the record log that makes a run resumable (records.go); the lock on a
+// run folder and the end of a killed run's processes (lock.go, stale.go);
+// and the checks that open a slot of their own: the doctor (doctor.go),
+// an adapter's live validation (ValidateLive) and the probe of a plugin
+// (Probe). The farm's workers schedule the configs and drive each on a
+// slot (Runner.DriveSlot): there is no other scheduler; `dialogfarm run`,
+// `drive` and `worker` drive through the farm (package pipeline), and so
+// do this package's tests.
 //
-//   - The editor's processes are package driver/editor's: code-server
-//     with its own user-data, HOME, XDG folders and TMPDIR (those from
-//     driver/internal/procenv), its settings, built-ins and password,
-//     the plugins installed from a folder or a .vsix, the files and
-//     keybindings an adapter writes into an editor, the packages a plugin
-//     requires without shipping them and its activation failures. The
-//     bookkeeping that ends a killed run's editors and browser is the
-//     run's (stale.go, lock.go).
-//   - The browser backends are package driver/browser's: Chromium
-//     launched with go-rod or chromedp behind one small window interface
-//     (browser.Page), and the end of its start-up.
-//   - The workbench steps: a window's waits and actions (window.go,
-//     workbench.go, keys.go, scroll.go, positions.go, ready.go, login.go),
-//     the plugin's chat view (plugin.go), and one dialogue's steps
-//     (session.go, setup.go, steps.go, exchanges.go, uiturn.go).
-//   - The simulator slots (slot.go, run.go, recycle.go): a Runner owns a
-//     run's browser, its editors and its slots; each slot is a window on
-//     the editor every slot shares (isolation window) or a window on an
-//     editor of its own (isolation editor). The farm's workers schedule
-//     the configs and drive each on a slot (Runner.DriveSlot); the slot
-//     recovers its editor and window between configs. There is no other
-//     scheduler: `dialogfarm run`, `drive` and `worker` drive through the
-//     farm (package pipeline), and so do this package's tests.
-//
-// Live checks of an adapter (ValidateLive), the probe of a plugin without
-// one (Probe) and the doctor's activation check (CheckActivation) open a
-// slot of their own.
+// What it may not touch is its sub-packages' own: the editor's processes,
+// settings, plugins and activation failures are package driver/editor's;
+// Chromium and the DevTools libraries are package driver/browser's; what
+// happens inside a window — the workbench's steps, the plugin's chat view,
+// one dialogue — is package driver/workbench's, which the slot hands a
+// window and an editor and asks to drive a config (workbench.Session).
+// This package never reads or acts on a page itself.
 package driver
