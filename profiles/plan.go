@@ -53,6 +53,10 @@ type Tuning struct {
 	// ExpectedKept is each dimension's share among the dialogues the
 	// keep-rate model expects to be kept.
 	ExpectedKept map[string]map[string]float64 `json:"expected_kept"`
+	// Untuned says the plan is the fitted profile's own: at its size the
+	// reweighted plan was expected to keep dialogues further from the
+	// target (a few dialogues cannot round to the reweighted shares).
+	Untuned bool `json:"untuned,omitempty"`
 }
 
 // Cell is one combination of dimension values and its dialogue count.

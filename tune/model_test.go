@@ -95,3 +95,48 @@ func TestReweightCapsAndGivesUp(t *testing.T) {
 		}
 	}
 }
+
+// TestBestPlanNeverWorseThanUntuned: at every size the plan written is
+// expected to keep dialogues at least as close to the target as the
+// untuned plan, and at some small sizes that takes keeping the untuned one.
+func TestBestPlanNeverWorseThanUntuned(t *testing.T) {
+	p, err := profiles.Builtin("default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rate := map[string]float64{"explain": 0.9, "generate": 0.3, "fix": 0.5, "tests": 0.2, "docs": 0.6, "optimize": 0.5, "refactor": 0.5, "question": 0.9}
+	obs := pilotObs(p, 10, rate, judge.RuleMissingCodeBlock)
+	m := FitModel(obs, 0)
+	w, err := Reweight(p, nil, m, obs, 3, DefaultMinKeep, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept, tunedWon := 0, 0
+	for n := 2; n <= 60; n++ {
+		best, err := BestPlan(p, p, nil, w, m, n, 1, 1, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tuned, err := TunedPlan(p, nil, w, m, n, 1, 1, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		plain, err := TunedPlan(p, nil, &Weighting{Profile: p}, m, n, 1, 1, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, tu, pl := worstJSD(best, m, p.Target), worstJSD(tuned, m, p.Target), worstJSD(plain, m, p.Target)
+		if b > min(tu, pl)+1e-12 {
+			t.Errorf("n=%d: best plan's worst JSD %.4f, tuned %.4f, untuned %.4f", n, b, tu, pl)
+		}
+		if best.Tuning.Untuned {
+			kept++
+		} else {
+			tunedWon++
+		}
+	}
+	if kept == 0 || tunedWon == 0 {
+		t.Errorf("untuned kept at %d sizes, tuned at %d: want both to happen between 2 and 60 dialogues", kept, tunedWon)
+	}
+	t.Logf("untuned kept at %d of 59 sizes", kept)
+}

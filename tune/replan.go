@@ -232,6 +232,45 @@ func TunedPlan(p *profiles.Profile, fit *profiles.Fit, w *Weighting, m *Model, n
 	return pl, nil
 }
 
+// BestPlan is the tuned plan of n dialogues, unless the plan of the
+// fitted (untuned) weights is expected to keep dialogues closer to the
+// target at that size: a few dialogues cannot round to the reweighted
+// shares, and oversampling then only moves the kept set further away. That
+// plan is then the one written, with Tuning.Untuned set, so run --plan
+// never does worse than run by the model's own measure.
+func BestPlan(p, fitted *profiles.Profile, fit *profiles.Fit, w *Weighting, m *Model, n int, seed int64, round int, maxFactor float64) (*profiles.Plan, error) {
+	tuned, err := TunedPlan(p, fit, w, m, n, seed, round, maxFactor)
+	if err != nil {
+		return nil, err
+	}
+	plain, err := TunedPlan(p, fit, &Weighting{Profile: fitted}, m, n, seed, round, maxFactor)
+	if err != nil {
+		return nil, err
+	}
+	target := func(dim string) map[string]float64 {
+		if fit != nil {
+			return fit.Targets[dim]
+		}
+		return p.Target(dim)
+	}
+	if worstJSD(plain, m, target) < worstJSD(tuned, m, target) {
+		plain.Tuning.Untuned = true
+		return plain, nil
+	}
+	return tuned, nil
+}
+
+// worstJSD is the largest JSD, over the dimensions, of the kept shares the
+// model expects of pl from target.
+func worstJSD(pl *profiles.Plan, m *Model, target func(string) map[string]float64) float64 {
+	kept := ExpectedKept(pl, m)
+	worst := 0.0
+	for _, dim := range vocab.Dimensions() {
+		worst = max(worst, jsd(target(dim), kept[dim]))
+	}
+	return worst
+}
+
 // cloneWeights deep-copies a profile's weights and constraints.
 func cloneWeights(p *profiles.Profile) *profiles.Profile {
 	q := *p

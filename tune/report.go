@@ -36,6 +36,9 @@ type Report struct {
 	// the same for the fitted plan of the same size (what run would do).
 	Plan    PlanSummary `json:"plan"`
 	Untuned PlanSummary `json:"untuned"`
+	// KeptUntuned says the written plan is the untuned one: at its size
+	// the reweighted plan was expected further from the target.
+	KeptUntuned bool `json:"kept_untuned,omitempty"`
 	// Dimensions compares, per dimension, the profile's target with the
 	// pilot's produced and kept shares, and with the kept shares the
 	// model expects of the untuned and the tuned plan.
@@ -116,6 +119,7 @@ func buildReport(cfg Config, p, fitted *profiles.Profile, fit *profiles.Fit, st 
 	r.Plan.Path = PlanFile
 	r.Untuned = summarise(untuned, st, target)
 	r.Untuned.ID = ""
+	r.KeptUntuned = tuned.Tuning != nil && tuned.Tuning.Untuned
 	before, after := ExpectedKept(untuned, st.model), ExpectedKept(tuned, st.model)
 	produced, kept := map[string]map[string]float64{}, map[string]map[string]float64{}
 	for _, o := range st.obs {
@@ -205,6 +209,9 @@ func (r *Report) WriteTable(w io.Writer) error {
 		r.Profile, r.Rounds, r.Dialogues, r.Kept, r.KeptTurns, r.Turns, r.SpentUSD)
 	fmt.Fprintf(tw, "tuned plan %s: %d dialogues, expected %.1f kept, %.4f USD; untuned (as run): expected %.1f kept\n",
 		r.Plan.ID, r.Plan.N, r.Plan.ExpectedKept, r.Plan.ExpectedUSD, r.Untuned.ExpectedKept)
+	if r.KeptUntuned {
+		fmt.Fprintf(tw, "the plan is the untuned one: at %d dialogues the reweighted plan was expected further from the target (too few dialogues to round to its shares; a larger --max-dialogues or --budget-usd lets tuning help)\n", r.Plan.N)
+	}
 	fmt.Fprintf(tw, "expected kept vs fitted target, JSD bits: tuned max %.4f mean %.4f; untuned max %.4f mean %.4f (aim: at most %.2f per dimension)\n\n",
 		r.Plan.MaxJSDFitted, r.Plan.MeanJSDFitted, r.Untuned.MaxJSDFitted, r.Untuned.MeanJSDFitted, r.MaxJSD)
 	fmt.Fprintln(tw, "dimension\tvalue\ttarget\tpilot produced\tpilot kept\tkeep rate\tplanned\tkept untuned\tkept tuned\tJSD untuned\tJSD tuned")

@@ -277,7 +277,7 @@ func finish(cfg Config, p, fitted *profiles.Profile, fit *profiles.Fit, st *stat
 	}
 	path := filepath.Join(cfg.Out, PlanFile)
 	if err := writeOnce(path, func() (*profiles.Plan, error) {
-		return TunedPlan(p, fit, w, st.model, n, seed, round, cfg.MaxFactor)
+		return BestPlan(p, fitted, fit, w, st.model, n, seed, round, cfg.MaxFactor)
 	}); err != nil {
 		return nil, err
 	}
