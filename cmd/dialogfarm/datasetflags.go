@@ -12,6 +12,17 @@ import (
 	"dialogfarm/sft"
 )
 
+// addExportFlags adds the flags that select and shape SFT records
+// (export, run, tune).
+func addExportFlags(cmd *cobra.Command) {
+	f := cmd.Flags()
+	def := sft.DefaultOptions()
+	f.String("format", def.Format, "record format: openai ({\"messages\":[...]}) or sharegpt ({\"conversations\":[...]})")
+	f.Float64("min-score", def.MinScore, "lowest final judge score a kept turn may have")
+	f.String("meta", def.Meta, "metadata: inline (under \"metadata\"), sidecar (NAME.meta.jsonl, keyed by id and line) or none")
+	f.Bool("allow-offline", false, "keep the offline stand-in's answers (placeholders, not training data: for trying the tool only)")
+}
+
 // addDatasetFlags adds the flags of a dataset folder (export with a folder
 // --out, and run).
 func addDatasetFlags(cmd *cobra.Command) {

@@ -47,12 +47,8 @@ export RUN writes what run wrote.`,
 		RunE: func(cmd *cobra.Command, args []string) error { return a.export(cmd.Context(), args) },
 	}
 	f := cmd.Flags()
-	def := sft.DefaultOptions()
 	f.String("out", "", "dataset folder to write, or a single FILE.jsonl (default RUN/dataset when RUN is a run folder); a single file's sidecar goes next to it as FILE.meta.jsonl")
-	f.String("format", def.Format, "record format: openai ({\"messages\":[...]}) or sharegpt ({\"conversations\":[...]})")
-	f.Float64("min-score", def.MinScore, "lowest final judge score a kept turn may have")
-	f.String("meta", def.Meta, "metadata: inline (under \"metadata\"), sidecar (NAME.meta.jsonl, keyed by id and line) or none")
-	f.Bool("allow-offline", false, "also export records answered by the offline stand-in (placeholders, not training data)")
+	addExportFlags(cmd)
 	f.Int64("seed", 0, "seed of the train/validation split (dataset folder; default: the run's seed)")
 	addDatasetFlags(cmd)
 	deprecateRunFlag(cmd, "in", "dialogues file (give it, or its run folder, as RUN)")

@@ -10,7 +10,6 @@ import (
 
 	"dialogfarm/driver"
 	"dialogfarm/pipeline"
-	"dialogfarm/sft"
 	"dialogfarm/tune"
 )
 
@@ -54,11 +53,7 @@ with the same arguments, it resumes: no dialogue is driven twice.`,
 	f.Float64("sigma", def.Sigma, "prior standard deviation of the keep-rate model's effects (0: estimate one per dimension from the pilot)")
 	f.Float64("max-jsd", def.MaxJSD, "per-dimension JSD (bits) of the expected kept shares the report marks as met")
 	addQueryModelFlags(cmd)
-	d := sft.DefaultOptions()
-	f.String("format", d.Format, "SFT format: openai or sharegpt")
-	f.Float64("min-score", d.MinScore, "lowest final score a kept turn may have")
-	f.String("meta", d.Meta, "metadata: inline, sidecar or none")
-	f.Bool("allow-offline", false, "count and export the offline stand-in's answers (placeholders; for trying the loop only)")
+	addExportFlags(cmd)
 	addDatasetFlags(cmd)
 	addDriveFlags(cmd)
 	addResponderFlags(cmd)
