@@ -71,6 +71,13 @@ func sanitiseRepos(ctx context.Context, r *redact.Redactor, out string, repos []
 		if err != nil {
 			return nil, err
 		}
+		if found {
+			// The copy is the one recorded (same digest): so are its
+			// counts. The scan that checked it found the run's secrets
+			// already known to r (the plan node sanitised first, or an
+			// earlier start of the run) and counts them as no new ones.
+			c.Stats = old.Stats
+		}
 		rs.Put(c)
 		if err := redact.WriteRedactions(path, rs); err != nil {
 			return nil, err
