@@ -12,6 +12,17 @@ import (
 	"dialogfarm/sft"
 )
 
+// addPipelineFlags adds the flags of every stage a whole pipeline runs
+// (run, tune): query model, export, dataset, drive, responder and tools.
+func addPipelineFlags(cmd *cobra.Command) {
+	addQueryModelFlags(cmd)
+	addExportFlags(cmd)
+	addDatasetFlags(cmd)
+	addDriveFlags(cmd)
+	addResponderFlags(cmd)
+	addToolFlags(cmd)
+}
+
 // addExportFlags adds the flags that select and shape SFT records
 // (export, run, tune).
 func addExportFlags(cmd *cobra.Command) {

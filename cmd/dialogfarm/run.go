@@ -52,12 +52,7 @@ upstream model (--responder openai), or the offline stand-in.`,
 	f.String("out", "", "run folder (required)")
 	f.String("pipeline", "", "run this pipeline file (see dialogfarm pipeline) instead of the default pipeline; --profile, --repos, --n, --seed and the export flags then come from the file")
 	f.Int("limit", 0, "drive at most this many configs per drive node (0: all)")
-	addQueryModelFlags(cmd)
-	addExportFlags(cmd)
-	addDatasetFlags(cmd)
-	addDriveFlags(cmd)
-	addResponderFlags(cmd)
-	addToolFlags(cmd)
+	addPipelineFlags(cmd)
 	return cmd
 }
 

@@ -52,12 +52,7 @@ with the same arguments, it resumes: no dialogue is driven twice.`,
 	f.Float64("min-keep", def.MinKeep, "do not oversample a value whose keep rate is below this; report it")
 	f.Float64("sigma", def.Sigma, "prior standard deviation of the keep-rate model's effects (0: estimate one per dimension from the pilot)")
 	f.Float64("max-jsd", def.MaxJSD, "per-dimension JSD (bits) of the expected kept shares the report marks as met")
-	addQueryModelFlags(cmd)
-	addExportFlags(cmd)
-	addDatasetFlags(cmd)
-	addDriveFlags(cmd)
-	addResponderFlags(cmd)
-	addToolFlags(cmd)
+	addPipelineFlags(cmd)
 	return cmd
 }
 
