@@ -37,18 +37,25 @@ func pilotObs(p *profiles.Profile, n int, rate map[string]float64, rule string) 
 	return out
 }
 
+// defaultPilot is a pilot of the default profile, n dialogues per intent
+// kept at rate, and the model fitted to it.
+func defaultPilot(t *testing.T, n int, rate map[string]float64) (*profiles.Profile, []Obs, *Model) {
+	t.Helper()
+	p, err := profiles.Builtin("default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	obs := pilotObs(p, n, rate, judge.RuleMissingCodeBlock)
+	return p, obs, FitModel(obs, 0)
+}
+
 // TestModelShrinksAndSeparates: the dimension whose values differ gets a
 // prior scale well above the others', its values' keep rates come out in
 // the right order, and a dimension with no real difference stays near
 // the pooled rate.
 func TestModelShrinksAndSeparates(t *testing.T) {
-	p, err := profiles.Builtin("default")
-	if err != nil {
-		t.Fatal(err)
-	}
 	rate := map[string]float64{"explain": 0.9, "generate": 0.3, "fix": 0.5, "tests": 0.2, "docs": 0.6, "optimize": 0.5, "refactor": 0.5, "question": 0.9}
-	obs := pilotObs(p, 10, rate, judge.RuleMissingCodeBlock)
-	m := FitModel(obs, 0)
+	p, obs, m := defaultPilot(t, 10, rate)
 	if m.Sigma[vocab.DimIntent] < 0.5 || m.Sigma[vocab.DimLanguage] > 0.3 {
 		t.Errorf("sigma intent %.2f, language %.2f: want the intent's large, the language's small", m.Sigma[vocab.DimIntent], m.Sigma[vocab.DimLanguage])
 	}
@@ -67,13 +74,8 @@ func TestModelShrinksAndSeparates(t *testing.T) {
 // most MaxFactor times its share; one the judge never keeps is not
 // oversampled at all and is reported with its dominant deduction.
 func TestReweightCapsAndGivesUp(t *testing.T) {
-	p, err := profiles.Builtin("default")
-	if err != nil {
-		t.Fatal(err)
-	}
 	rate := map[string]float64{"explain": 0.9, "generate": 0.9, "fix": 0.9, "tests": 0, "docs": 0.9, "optimize": 0.9, "refactor": 0.2, "question": 0.9}
-	obs := pilotObs(p, 12, rate, judge.RuleMissingCodeBlock)
-	m := FitModel(obs, 0)
+	p, obs, m := defaultPilot(t, 12, rate)
 	w, err := Reweight(p, nil, m, obs, 2, DefaultMinKeep, 1)
 	if err != nil {
 		t.Fatal(err)
@@ -100,13 +102,8 @@ func TestReweightCapsAndGivesUp(t *testing.T) {
 // expected to keep dialogues at least as close to the target as the
 // untuned plan, and at some small sizes that takes keeping the untuned one.
 func TestBestPlanNeverWorseThanUntuned(t *testing.T) {
-	p, err := profiles.Builtin("default")
-	if err != nil {
-		t.Fatal(err)
-	}
 	rate := map[string]float64{"explain": 0.9, "generate": 0.3, "fix": 0.5, "tests": 0.2, "docs": 0.6, "optimize": 0.5, "refactor": 0.5, "question": 0.9}
-	obs := pilotObs(p, 10, rate, judge.RuleMissingCodeBlock)
-	m := FitModel(obs, 0)
+	p, obs, m := defaultPilot(t, 10, rate)
 	w, err := Reweight(p, nil, m, obs, 3, DefaultMinKeep, 1)
 	if err != nil {
 		t.Fatal(err)
