@@ -17,7 +17,9 @@ import (
 // (the plugin shows the capture endpoint's error in its bubble, and the
 // failure's dom.html and screenshot are written), yet the key is nowhere in
 // the run folder — records, exchanges.jsonl, dom.html, logs — nor in
-// stdout or stderr. It runs once per browser backend (--browser).
+// stdout or stderr. It runs once per browser backend (--browser), with one
+// attempt: the farm's retries drive the same failure again on a fresh
+// window, which only costs time here.
 func TestDriveKeyNeverLeaks(t *testing.T) {
 	const key = "sk-live-DriveEcho0123456789abcdefSECRET"
 	root := editorRoot(t)
@@ -41,7 +43,7 @@ func TestDriveKeyNeverLeaks(t *testing.T) {
 
 func driveKeyNeverLeaks(t *testing.T, bin, root, configs, out, backend, key string) {
 	up := llmtest.New(t, llmtest.EchoKey)
-	cmd := exec.Command(bin, "drive", "--root", root, "--configs", configs, "--out", out, "--answer-timeout", "2m", "--browser", backend,
+	cmd := exec.Command(bin, "drive", "--root", root, "--configs", configs, "--out", out, "--answer-timeout", "2m", "--browser", backend, "--attempts", "1",
 		"--responder", "openai", "--model-base-url", up.URL, "--model", "gpt-x", "--api-key-env", "ECHO_DRIVE_KEY")
 	cmd.Env = append(os.Environ(), "ECHO_DRIVE_KEY="+key)
 	var stdout, stderr bytes.Buffer
