@@ -94,7 +94,11 @@ type options struct {
 	Isolation string
 	// Renderers caps Chromium's renderer processes in the throughput
 	// levels (-1: the driver's default).
-	Renderers  int
+	Renderers int
+	// Standing measures each throughput level on a standing worker:
+	// its windows opened and each warmed by one dialogue before the
+	// measured configs are given (see runLevel).
+	Standing   bool
 	Latency    bool
 	QueueBench string
 	Summary    []string
@@ -123,6 +127,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.JSON, "json", "", "also write the figures as JSON to this file")
 	fs.StringVar(&o.Isolation, "isolation", adapter.IsolationWindow, "what a simulator is in the throughput levels: window (a window of one code-server every simulator shares) or editor (a window of a code-server of its own, as drive --isolation editor)")
 	fs.IntVar(&o.Renderers, "renderers", -1, "Chromium renderer processes the windows share in the throughput levels (0: one per window; -1: the driver's default, one per two cores)")
+	fs.BoolVar(&o.Standing, "standing", false, "measure each throughput level on a standing worker, as a farm worker between runs: its windows opened and warmed by one dialogue each before the measured configs are given, so that window start-up is out of the measured span")
 	fs.StringVar(&o.Root, "root", ".", "the dialogfarm checkout (tools/ from `make setup`, plugin/, examples/)")
 	fs.StringVar(&o.Repo, "repo", "", "the repository the configs are written on (a copy is driven; its Python, Go, JavaScript and TypeScript files with top-level functions, at least 2; default: ROOT/examples/sample-repo)")
 	summary := fs.String("summary", "", "print only the farm summary of earlier -json reports (comma-separated files): one table of their levels and all their targets")
@@ -319,7 +324,7 @@ const answer = "It walks the input once and keeps a running value, so it is line
 
 // measure runs the latency runs, then the throughput levels.
 func (b *bench) measure(ctx context.Context) (*report, error) {
-	rep := &report{Backend: b.backend, Isolation: b.opts.Isolation, Runs: b.opts.Runs, Rounds: b.opts.Rounds, CPUs: runtime.NumCPU(), LoadBefore: loadAverage(), ModelDelay: b.opts.ModelDelay.Seconds(),
+	rep := &report{Backend: b.backend, Isolation: b.opts.Isolation, Standing: b.opts.Standing, Runs: b.opts.Runs, Rounds: b.opts.Rounds, CPUs: runtime.NumCPU(), LoadBefore: loadAverage(), ModelDelay: b.opts.ModelDelay.Seconds(),
 		PerSession: b.opts.PerSession}
 	b.progress("browser backend %s; work folder %s; load average %s", b.backend, b.work, rep.LoadBefore)
 	if b.opts.QueueBench != "" {
@@ -387,8 +392,12 @@ func targets(rep *report, delay time.Duration) []target {
 	if top >= 0 {
 		t := rep.Throughput[top]
 		scaled := t.Sessions > 1 && base > 0
+		span := "whole run incl. window start-up"
+		if rep.Standing {
+			span = "standing worker (windows warm)"
+		}
 		ts = append(ts,
-			newTarget(fmt.Sprintf("%d simulators vs 1: dialogues/min, %.0f s model, whole run incl. window start-up (0.8x linear)", t.Sessions, delay.Seconds()),
+			newTarget(fmt.Sprintf("%d simulators vs 1: dialogues/min, %.0f s model, %s (0.8x linear)", t.Sessions, delay.Seconds(), span),
 				t.Ratio, scaled && t.PerMinute.N > 0, ">=", 0.8*float64(t.Sessions), "x"),
 			newTarget("  the same, steady (every window warm)", t.SteadyRatio, scaled && baseSteady > 0 && t.SteadyPerMinute.N > 0, ">=", 0.8*float64(t.Sessions), "x"))
 	}

@@ -120,6 +120,9 @@ func (t target) verdict() string {
 // report is everything the benchmark prints; -json writes it as is.
 type report struct {
 	Backend browser.Backend `json:"browser_backend"`
+	// Standing says each throughput level was measured on a standing
+	// worker whose windows were open and warm (editorbench -standing).
+	Standing bool `json:"standing,omitempty"`
 	// Isolation is what a simulator was in the throughput levels: a
 	// window of a shared code-server, or a code-server of its own.
 	Isolation  string          `json:"isolation,omitempty"`

@@ -65,7 +65,12 @@ func (b *bench) runLevel(ctx context.Context, out string, n int, cfgs []dialog.C
 	dc := pipeline.DriveConfig{Capture: cc, Run: rc, Farm: pipeline.DefaultFarmConfig()}
 	rss := startSampler(ctx, runFolderPIDs(out), 200*time.Millisecond, true)
 	t0 := time.Now()
-	sum, err := pipeline.Drive(ctx, dc, cfgs, resp, nil, b.log)
+	var sum driver.Summary
+	if b.opts.Standing {
+		sum, t0, err = b.driveStanding(ctx, dc, resp, cfgs)
+	} else {
+		sum, err = pipeline.Drive(ctx, dc, cfgs, resp, nil, b.log)
+	}
 	res.peakEditor, res.peakBrow = rss.Stop()
 	pe, pb := rss.PeakPSS()
 	res.peakPSS = pe + pb
@@ -85,6 +90,9 @@ func (b *bench) runLevel(ctx context.Context, out string, n int, cfgs []dialog.C
 	attempts, err := readRecords(filepath.Join(out, pipeline.AttemptsFile))
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return res, err
+	}
+	if b.opts.Standing {
+		records, attempts = measuredOnly(records, cfgs), measuredOnly(attempts, cfgs)
 	}
 	if b.versions == (dialog.Versions{}) && len(records) > 0 {
 		b.versions = records[0].Versions
@@ -106,6 +114,17 @@ func (b *bench) runLevel(ctx context.Context, out string, n int, cfgs []dialog.C
 			res.failures = append(res.failures, describeFailure(fmt.Sprintf("%d sims", n), d))
 		}
 	}
+	if b.opts.Standing {
+		// Every window was warm when the measured configs were given:
+		// the whole span is steady, and no dialogue is a window's first.
+		res.steady, res.steadyDialogues, res.steadyCPU = res.wall, float64(res.ok), res.whole
+		for _, d := range records {
+			if d.Status == dialog.StatusOK {
+				res.warmWindows = append(res.warmWindows, d)
+			}
+		}
+		return res, nil
+	}
 	// The steady span needs at least one dialogue's worth per simulator
 	// in it: a shorter one (few configs per simulator) says nothing.
 	warmAt, firsts := windowsWarm(append(attempts, records...))
@@ -120,6 +139,52 @@ func (b *bench) runLevel(ctx context.Context, out string, n int, cfgs []dialog.C
 		}
 	}
 	return res, nil
+}
+
+// driveStanding drives cfgs as a standing farm worker does between runs:
+// it starts the editor and browser, opens one window per simulator and
+// warms each with one dialogue (a config of the mix per window, given
+// together so that every window takes one), then drives cfgs on the same
+// windows through the farm's queue (pipeline.DriveOnRunner, as `drive`
+// does). measured is when cfgs were given.
+func (b *bench) driveStanding(ctx context.Context, dc pipeline.DriveConfig, resp capture.Responder, cfgs []dialog.ChatConfig) (sum driver.Summary, measured time.Time, err error) {
+	srv, err := capture.Listen(ctx, dc.Capture, resp, nil, b.log)
+	if err != nil {
+		return sum, measured, err
+	}
+	defer shutdown(ctx, srv)
+	r := driver.NewRunner(dc.Run, srv, nil, b.log)
+	if err := r.Start(ctx); err != nil {
+		return sum, measured, fmt.Errorf("start editor and browser in %s: %w", dc.Run.Out, err)
+	}
+	defer r.Stop()
+	warm := cycle(b.set.throughputMix(), dc.Run.Sessions, "warm")
+	ws, err := pipeline.DriveOnRunner(ctx, r, dc, warm, b.log)
+	if err != nil {
+		return sum, measured, fmt.Errorf("warm the %d windows: %w", dc.Run.Sessions, err)
+	}
+	if ws.OK < len(warm) {
+		return sum, measured, fmt.Errorf("warm the %d windows: %d of %d warm-up dialogues failed (records: %s)", dc.Run.Sessions, len(warm)-ws.OK, len(warm), ws.Records)
+	}
+	measured = time.Now()
+	sum, err = pipeline.DriveOnRunner(ctx, r, dc, cfgs, b.log)
+	return sum, measured, err
+}
+
+// measuredOnly keeps the dialogues of cfgs (a standing worker's run folder
+// also holds its warm-up dialogues).
+func measuredOnly(ds []dialog.Dialogue, cfgs []dialog.ChatConfig) []dialog.Dialogue {
+	ids := map[string]bool{}
+	for _, c := range cfgs {
+		ids[c.ID] = true
+	}
+	var out []dialog.Dialogue
+	for _, d := range ds {
+		if ids[d.ConfigID] {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 // runFolderPIDs reads the code-servers' process groups (one the
