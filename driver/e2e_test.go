@@ -34,9 +34,9 @@ import (
 
 // TestEndToEnd runs the whole suite once per browser backend: both
 // plugins, every trigger, selections, two turns, commands, auxiliary calls
-// and fidelity, a failure tried again, the lockdown, a crash and a
-// re-run; every batch goes through the farm's queue to the Runner's
-// slots, as `dialogfarm drive` does (driveOnFarm).
+// and fidelity, a failure tried again, the lockdown, no file highlighted,
+// a crash and a re-run; every batch goes through the farm's queue to the
+// Runner's slots, as `dialogfarm drive` does (driveOnFarm).
 func TestEndToEnd(t *testing.T) {
 	for _, b := range []browser.Backend{browser.BackendRod, browser.BackendChromedp} {
 		t.Run(string(b), func(t *testing.T) { endToEnd(t, b) })
@@ -236,6 +236,10 @@ func endToEnd(t *testing.T, backend browser.Backend) {
 		editorOnly(t)
 		checkBuiltinsSkipped(t, filepath.Join(out, "editor", "user-data", "logs"))
 		checkNoBuiltinInWebWorker(t, root, filepath.Join(out, "browser", "chromium-profile", "Default", "Cache", "Cache_Data"))
+	})
+	t.Run("no file is highlighted", func(t *testing.T) {
+		editorOnly(t)
+		checkNoFileIsHighlighted(t, ctx, r)
 	})
 	t.Run("a crashed editor is restarted", func(t *testing.T) {
 		editorOnly(t)

@@ -15,24 +15,8 @@ import (
 	"dialogfarm/adapter"
 	"dialogfarm/capture"
 	"dialogfarm/dialog"
-	"dialogfarm/driver/browser"
 	"dialogfarm/internal/llmtest"
 )
-
-// TestEditorPerSimulator drives Keel (testdata/keel), whose endpoint is
-// only in files every window of one editor shares (the port in its
-// globalStorage, the path under HOME), written by its adapter with
-// {{capture_port}} and {{capture_path}}, at 2 simulators with isolation
-// editor, through the farm's queue, on each browser backend: each
-// simulator gets a code-server of its own whose files hold its session,
-// each request arrives on its own session's path, each dialogue is
-// recorded once; a simulator's crashed editor is started again for it
-// alone.
-func TestEditorPerSimulator(t *testing.T) {
-	for _, b := range []browser.Backend{browser.BackendRod, browser.BackendChromedp} {
-		t.Run(string(b), func(t *testing.T) { editorPerSimulator(t, b) })
-	}
-}
 
 func keelAdapter(t *testing.T) *adapter.Adapter {
 	t.Helper()
@@ -54,7 +38,18 @@ func keelConfigs(prefix string, n int) []dialog.ChatConfig {
 	return out
 }
 
-func editorPerSimulator(t *testing.T, backend browser.Backend) {
+// TestEditorPerSimulator drives Keel (testdata/keel), whose endpoint is
+// only in files every window of one editor shares (the port in its
+// globalStorage, the path under HOME), written by its adapter with
+// {{capture_port}} and {{capture_path}}, at 2 simulators with isolation
+// editor, through the farm's queue: each simulator gets a code-server of
+// its own whose files hold its session, each request arrives on its own
+// session's path, each dialogue is recorded once; a simulator's crashed
+// editor is started again for it alone. All of it is the driver's and the
+// editor's side, the same on every browser backend, so it runs on the
+// default one (go-rod); chromedp driving two simulators with an editor
+// each is cmd/dialogfarm's TestHeronOnboarded/drive-chromedp.
+func TestEditorPerSimulator(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	root, err := filepath.Abs("..")
@@ -65,7 +60,7 @@ func editorPerSimulator(t *testing.T, backend browser.Backend) {
 	if _, err := os.Stat(rc.Editor.Bin); err != nil {
 		t.Fatalf("code-server is not installed (%v): run `make setup`", err)
 	}
-	rc.Adapters, rc.Sessions, rc.Browser.Backend = []*adapter.Adapter{keelAdapter(t)}, 2, backend
+	rc.Adapters, rc.Sessions = []*adapter.Adapter{keelAdapter(t)}, 2
 	rc.Timeouts.Answer = time.Minute
 	log := zaptest.NewLogger(t)
 	model := llmtest.New(t, func(r llmtest.Request) llmtest.Reply {
@@ -129,9 +124,6 @@ func editorPerSimulator(t *testing.T, backend browser.Backend) {
 	var pg processGroups
 	if data, err := os.ReadFile(filepath.Join(r.cfg.Out, processesFile)); err != nil || json.Unmarshal(data, &pg) != nil || len(pg.Editors) != 2 {
 		t.Errorf("%s holds %+v (%v): want both editors, for a killed run's successor", processesFile, pg, err)
-	}
-	if backend != browser.BackendRod {
-		return // the editor's side is the same on every backend
 	}
 	t.Run("a simulator's crashed editor is started again for it alone", func(t *testing.T) {
 		editors, _ := r.PIDs()

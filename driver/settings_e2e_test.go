@@ -9,18 +9,15 @@ import (
 	"dialogfarm/dialog"
 )
 
-// TestNoFileIsHighlighted drives a config on the sample repository's
-// JavaScript file, a language whose built-in extension sets a highlighting
-// limit of its own, and checks that the editor left open shows the file
-// untokenized, as the settings ask for every language: each piece of text
-// in the default colour class (mtk1). A highlighted file shows keywords in
-// another class within the first render after its grammar loaded, long
-// before the dialogue ends; the check still watches the editor for 2 s
-// more.
-func TestNoFileIsHighlighted(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	r := startRealRunner(ctx, t, 0, nil)
+// checkNoFileIsHighlighted drives, on r (TestEndToEnd's editor), a config
+// on the sample repository's JavaScript file, a language whose built-in
+// extension sets a highlighting limit of its own, and checks that the
+// editor left open shows the file untokenized, as the settings ask for
+// every language: each piece of text in the default colour class (mtk1).
+// A highlighted file shows keywords in another class within the first
+// render after its grammar loaded, long before the dialogue ends; the
+// check still watches the editor for 2 s more.
+func checkNoFileIsHighlighted(t *testing.T, ctx context.Context, r *Runner) {
 	c := dialog.ChatConfig{ID: "javascript-untokenized", Repo: "../examples/sample-repo", File: "web/cart.js", Language: "javascript",
 		Cursor: configPtr(configPos(4, 3)), Trigger: dialog.TriggerKeybinding, Instruction: dialog.InstructionFreeText,
 		Turns: configTurns("What does lineTotal return?")}
