@@ -85,9 +85,11 @@ func (r *Runner) windowsPerRenderer() int {
 	return 1
 }
 
-// sizeRendererHeap gives each renderer process heapMiBPerWindow for every
+// sizeRenderers sets the renderer processes the run's windows share
+// (browser.Config.Renderers) and gives each heapMiBPerWindow for every
 // window it holds, unless the config sets a heap limit.
-func (r *Runner) sizeRendererHeap() {
+func (r *Runner) sizeRenderers() {
+	r.cfg.Browser.RendererProcesses = r.cfg.Browser.Renderers(r.cfg.Sessions)
 	if n := r.windowsPerRenderer(); n > 1 && r.cfg.Browser.RendererHeapMiB == 0 {
 		r.cfg.Browser.RendererHeapMiB = n * heapMiBPerWindow
 	}

@@ -51,9 +51,21 @@ func TestWindowsPerRenderer(t *testing.T) {
 		if got := r.windowsPerRenderer(); got != c.want {
 			t.Errorf("%d sessions on %d renderer processes: %d windows per process, want %d", c.sessions, c.processes, got, c.want)
 		}
-		r.sizeRendererHeap()
+		r.sizeRenderers()
 		if want := map[bool]int{true: c.want * heapMiBPerWindow}[c.want > 1]; r.cfg.Browser.RendererHeapMiB != want {
 			t.Errorf("%d sessions on %d renderer processes: heap limit %d MiB, want %d (0: Chromium's)", c.sessions, c.processes, r.cfg.Browser.RendererHeapMiB, want)
+		}
+	}
+	// The default config on any machine: at least one process per 8
+	// windows, so 16 windows never share one main thread.
+	for _, sessions := range []int{8, 16, 64} {
+		r := &Runner{cfg: RunConfig{Sessions: sessions, Browser: browser.DefaultConfig()}}
+		r.sizeRenderers()
+		if got, least := r.cfg.Browser.RendererProcesses, (sessions+7)/8; got < least {
+			t.Errorf("%d sessions, default browser config: %d renderer processes, want at least %d", sessions, got, least)
+		}
+		if per := r.windowsPerRenderer(); r.cfg.Browser.RendererHeapMiB != map[bool]int{true: per * heapMiBPerWindow}[per > 1] {
+			t.Errorf("%d sessions: heap limit %d MiB for %d windows per process", sessions, r.cfg.Browser.RendererHeapMiB, per)
 		}
 	}
 }

@@ -230,7 +230,7 @@ func (r *Runner) start(ctx context.Context) error {
 		return err
 	}
 	r.cfg.Browser.Dir = filepath.Join(r.cfg.Out, "browser")
-	r.sizeRendererHeap()
+	r.sizeRenderers()
 	r.turns = workbench.NewUITurns(r.cfg.Sessions, r.cfg.Browser.RendererProcesses)
 	// The installed extensions are shared by every editor of the run.
 	r.cfg.Editor.ExtensionsDir = filepath.Join(r.cfg.Out, "extensions")

@@ -54,7 +54,7 @@ func (v variant) apply(rc *driver.RunConfig) {
 		rc.Editor.Bin = v.CodeServer
 	}
 	if v.RendererProcesses != nil {
-		rc.Browser.RendererProcesses = *v.RendererProcesses
+		rc.Browser.RendererProcesses, rc.Browser.WindowsPerRenderer = *v.RendererProcesses, 0
 	}
 }
 

@@ -49,7 +49,7 @@ func (b *bench) runLevel(ctx context.Context, out string, n int, cfgs []dialog.C
 	resp.Reader = adapter.Set(rc.Adapters)
 	rc.Sessions, rc.PluginVersion, rc.Browser.Backend, rc.Isolation = n, b.plugin, b.backend, b.opts.Isolation
 	if b.opts.Renderers >= 0 {
-		rc.Browser.RendererProcesses = b.opts.Renderers
+		rc.Browser.RendererProcesses, rc.Browser.WindowsPerRenderer = b.opts.Renderers, 0
 	}
 	cc := capture.DefaultConfig()
 	cc.Classify = adapter.Classify(rc.Adapters)

@@ -34,6 +34,15 @@ type Config struct {
 	// whole run 2.22x -> 2.82x, steady CPU-s per dialogue at 4 sims 2.14
 	// -> 1.65, RSS per extra simulator 591 -> 406 MiB.
 	RendererProcesses int
+	// WindowsPerRenderer, when set, raises RendererProcesses to one
+	// process per this many windows (see Renderers). Windows of one
+	// process take turns at their steps on its main thread, and with
+	// many windows the turns queue: editorbench -standing, 16 windows on
+	// 2 cores, 10 s model, 64 configs (load 2-3.6): one process 30.2
+	// dialogues/min, median dialogue 28.5 s (21.0 s at one window); two
+	// processes 34.1/min, 22.9 s, at the same memory per window (344 ->
+	// 348 MiB RSS).
+	WindowsPerRenderer int
 	// RendererHeapMiB is the V8 heap limit of each renderer process (0:
 	// Chromium's, which low-end device mode sets to 272 MiB: enough for
 	// one window, while 8 windows sharing it stalled the process's main
@@ -49,9 +58,10 @@ type Config struct {
 }
 
 // DefaultConfig uses Debian's chromium package, driven with go-rod,
-// with a renderer process per two CPU cores (at least one): a process's
-// windows take turns on its one main thread, so a machine with many cores
-// needs several (measured on 2 cores only).
+// with a renderer process per two CPU cores (at least one) and at least
+// one per 8 windows: a process's windows take turns on its one main
+// thread, so a machine with many cores or windows needs several
+// (measured on 2 cores only).
 // The window is 1024x768: every step fits (Quick Open, the context menu,
 // the chat view beside the editor), and headless Chromium rasterises and
 // composites in software, so a smaller window costs less CPU per frame
@@ -59,7 +69,18 @@ type Config struct {
 // 1400x900).
 func DefaultConfig() Config {
 	return Config{Bin: "/usr/bin/chromium", Headless: true, Width: 1024, Height: 768, Backend: BackendRod,
-		RendererProcesses: max(1, runtime.NumCPU()/2)}
+		RendererProcesses: max(1, runtime.NumCPU()/2), WindowsPerRenderer: 8}
+}
+
+// Renderers is how many renderer processes the given number of windows
+// share: RendererProcesses (0: a process per window), raised to one per
+// WindowsPerRenderer windows when that is set.
+func (c Config) Renderers(windows int) int {
+	p := c.RendererProcesses
+	if p > 0 && c.WindowsPerRenderer > 0 {
+		p = max(p, (windows+c.WindowsPerRenderer-1)/c.WindowsPerRenderer)
+	}
+	return p
 }
 
 // Backend names the library that drives Chromium. Both launch the same

@@ -315,3 +315,21 @@ func listeningSockets(t *testing.T) map[string]bool {
 	}
 	return out
 }
+
+func TestRenderersPerWindows(t *testing.T) {
+	c := Config{RendererProcesses: 1, WindowsPerRenderer: 8}
+	for _, tc := range []struct{ windows, want int }{{1, 1}, {8, 1}, {9, 2}, {16, 2}, {17, 3}, {64, 8}} {
+		if got := c.Renderers(tc.windows); got != tc.want {
+			t.Errorf("%d windows, a process per 8 windows, at least 1: %d processes, want %d", tc.windows, got, tc.want)
+		}
+	}
+	if got := (Config{RendererProcesses: 3, WindowsPerRenderer: 8}).Renderers(16); got != 3 {
+		t.Errorf("16 windows, at least 3 processes: %d, want 3", got)
+	}
+	if got := (Config{RendererProcesses: 1}).Renderers(16); got != 1 {
+		t.Errorf("16 windows, exactly 1 process (no per-window cap): %d, want 1", got)
+	}
+	if got := (Config{WindowsPerRenderer: 8}).Renderers(16); got != 0 {
+		t.Errorf("a process per window (0) stays so: %d, want 0", got)
+	}
+}
