@@ -85,7 +85,10 @@ bench: setup
 # 12 configs amortises its window start-up over 4 times fewer); then the
 # isolated level: n = 1, 2 with a code-server per simulator (drive
 # --isolation editor) on the 2 s model, 6 configs per simulator, 1 round,
-# for the memory an extra isolated simulator costs (target <= 700 MiB). Each
+# for the memory an extra isolated simulator costs (target <= 700 MiB); and
+# n = 1, 16 on a standing worker (-standing: windows opened and warmed by
+# one dialogue each before 4 configs per simulator are given, as a farm
+# worker's windows are between runs) on the 10 s model. Each
 # prints the table of dialogues/min over the whole run (window start-up
 # included) and steady (every window warm), CPU cores busy and ok counts;
 # CPU seconds per dialogue by process; RSS per extra simulator; and every
@@ -108,7 +111,9 @@ bench-farm: setup
 	  -json out/bench/farm-2s-1x48.json
 	$(EDITORBENCH) -latency=false -rounds 1 -sessions 1,2 -per-session 6 -model-delay 2s -isolation editor \
 	  -json out/bench/farm-2s-isolated.json
-	$(GO) run ./cmd/editorbench -summary out/bench/farm-2s.json,out/bench/farm-10s.json,out/bench/farm-10s-16.json,out/bench/farm-2s-1x48.json,out/bench/farm-2s-isolated.json
+	$(EDITORBENCH) -latency=false -standing -rounds 1 -sessions 1,16 -per-session 4 -model-delay 10s \
+	  -json out/bench/farm-10s-16-standing.json
+	$(GO) run ./cmd/editorbench -summary out/bench/farm-2s.json,out/bench/farm-10s.json,out/bench/farm-10s-16.json,out/bench/farm-10s-16-standing.json,out/bench/farm-2s-1x48.json,out/bench/farm-2s-isolated.json
 
 # Redaction (issue 39): recall on the labelled corpus of fake secrets
 # (redact/testdata/recall: gitleaks' rule fixtures and dialogfarm's own, in

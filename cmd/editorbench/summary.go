@@ -35,13 +35,13 @@ func readReports(paths []string) ([]*report, error) {
 // targets, so that `make bench-farm` ends with the whole farm on one page.
 func printSummary(w io.Writer, reps []*report) error {
 	var b strings.Builder
-	b.WriteString("\nFARM SUMMARY (each level a fresh `dialogfarm drive --sessions n`; load average as printed above:")
+	b.WriteString("\nFARM SUMMARY (each level a fresh `dialogfarm drive --sessions n`, or a standing worker's warm windows; load average as printed above:")
 	for _, r := range reps {
 		fmt.Fprintf(&b, " %.0f s model %.1f-%.1f", r.ModelDelay, r.LoadSeen.Min, r.LoadSeen.Max)
 	}
 	b.WriteString(")\n")
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "model\tsims\tconfigs\tdial/min whole run\tvs 1\tdial/min steady\tvs 1\tCPU cores busy\tCPU s/dialogue steady (whole)\tpeak RSS\tok\t")
+	fmt.Fprintln(tw, "model\tworker\tsims\tconfigs\tdial/min whole run\tvs 1\tdial/min steady\tvs 1\tCPU cores busy\tCPU s/dialogue steady (whole)\tpeak RSS\tok\t")
 	for _, r := range reps {
 		for _, l := range r.Throughput {
 			steady, cpu := "-", fmt.Sprintf("- (%.2f)", l.Whole.Total)
@@ -50,8 +50,8 @@ func printSummary(w io.Writer, reps []*report) error {
 			} else {
 				l.SteadyRatio = 0
 			}
-			fmt.Fprintf(tw, "%.0f s\t%d\t%d x %d\t%.1f\t%s\t%s\t%s\t%.2f\t%s\t%.0f MiB\t%d/%d\t\n",
-				r.ModelDelay, l.Sessions, l.Rounds, l.ConfigsPerRound, l.PerMinute.Median, times(l.Ratio), steady, times(l.SteadyRatio),
+			fmt.Fprintf(tw, "%.0f s\t%s\t%d\t%d x %d\t%.1f\t%s\t%s\t%s\t%.2f\t%s\t%.0f MiB\t%d/%d\t\n",
+				r.ModelDelay, r.worker(), l.Sessions, l.Rounds, l.ConfigsPerRound, l.PerMinute.Median, times(l.Ratio), steady, times(l.SteadyRatio),
 				l.CPUEditor+l.CPUBrowser+l.CPUSelf, cpu, l.PeakRSSEditorMiB+l.PeakRSSBrowserMiB, l.OK, l.Rounds*l.ConfigsPerRound)
 		}
 	}
@@ -70,7 +70,7 @@ func printSummary(w io.Writer, reps []*report) error {
 			if !t.Known && len(r.Throughput) == 1 && r.Throughput[0].Sessions == 1 {
 				continue
 			}
-			fmt.Fprintf(tw, "%.0f s model run: %s\t%s\t\n", r.ModelDelay, strings.TrimSpace(t.Name), t.verdict())
+			fmt.Fprintf(tw, "%.0f s model run (%s worker): %s\t%s\t\n", r.ModelDelay, r.worker(), strings.TrimSpace(t.Name), t.verdict())
 		}
 	}
 	for _, t := range equalWorkTargets(reps) {
@@ -81,6 +81,15 @@ func printSummary(w io.Writer, reps []*report) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// worker says how the report's levels were driven: a fresh drive stage
+// each, or a standing worker's warm windows (-standing).
+func (r *report) worker() string {
+	if r.Standing {
+		return "standing"
+	}
+	return "fresh"
 }
 
 // equalWorkTargets compares, at the same model delay, n simulators with
@@ -99,7 +108,7 @@ func equalWorkTargets(reps []*report) []target {
 		}
 		base := one.Throughput[0]
 		for _, r := range reps {
-			if r == one || r.ModelDelay != one.ModelDelay {
+			if r == one || r.ModelDelay != one.ModelDelay || r.Standing != one.Standing {
 				continue
 			}
 			for _, l := range r.Throughput {

@@ -207,8 +207,14 @@ func TestSummaryOfTwoReports(t *testing.T) {
 	equal := &report{ModelDelay: 2, Throughput: []level{{Sessions: 1, Rounds: 1, ConfigsPerRound: 48, PerMinute: stats{N: 1, Median: 10.4},
 		SteadyPerMinute: stats{N: 1, Median: 11}, OK: 48}},
 		Targets: []target{newTarget("1 simulators vs 1", 0, false, ">=", 0.8, "x"), newTarget("UI time per dialogue", 0.7, true, "<=", 0.66, " s")}}
+	// A standing worker's 16 warm windows on the same model: no
+	// equal-work ratio against the fresh 1 x 48.
+	standing := &report{ModelDelay: 2, Standing: true, Throughput: []level{
+		{Sessions: 1, Rounds: 1, ConfigsPerRound: 4, PerMinute: stats{N: 1, Median: 2.9}, Ratio: 1, OK: 4},
+		{Sessions: 16, Rounds: 1, ConfigsPerRound: 48, PerMinute: stats{N: 1, Median: 34.1}, Ratio: 11.76, OK: 48},
+	}, Targets: []target{newTarget("issue 43: 16 simulators vs 1: dialogues/min, standing worker (windows warm) (0.75x linear)", 11.76, true, ">=", 12, "x")}}
 	var paths []string
-	for i, r := range []*report{two, ten, equal} {
+	for i, r := range []*report{two, ten, equal, standing} {
 		p := filepath.Join(dir, string(rune('a'+i))+".json")
 		if err := writeJSON(p, []*report{r}); err != nil {
 			t.Fatal(err)
@@ -224,20 +230,25 @@ func TestSummaryOfTwoReports(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, re := range []string{
-		`(?m)^2 s\s+1\s+2 x 12\s+8\.0\s+1\.00x\s+10\.0\s+1\.00x\s+0\.00\s+3\.50 \(6\.00\)\s+1700 MiB\s+24/24`,
-		`(?m)^2 s\s+4\s+2 x 48\s+26\.0\s+3\.25x\s+-\s+-\s+0\.00\s+- \(4\.00\)\s+0 MiB\s+95/96`,
-		`(?m)^10 s\s+8\s+1 x 40\s+15\.0`,
+		`(?m)^2 s\s+fresh\s+1\s+2 x 12\s+8\.0\s+1\.00x\s+10\.0\s+1\.00x\s+0\.00\s+3\.50 \(6\.00\)\s+1700 MiB\s+24/24`,
+		`(?m)^2 s\s+fresh\s+4\s+2 x 48\s+26\.0\s+3\.25x\s+-\s+-\s+0\.00\s+- \(4\.00\)\s+0 MiB\s+95/96`,
+		`(?m)^10 s\s+fresh\s+8\s+1 x 40\s+15\.0`,
 		`queue per job: 3100 µs wall, 2400 µs CPU \(medians of 5 runs\)`,
-		`2 s model run: 4 simulators vs 1\s+3\.25x >= 3\.20x\s+MET`,
-		`10 s model run: 8 simulators vs 1\s+5\.10x >= 6\.40x\s+NOT MET`,
-		`(?m)^2 s\s+1\s+1 x 48\s+10\.4`,
-		`2 s model run: UI time per dialogue\s+0\.70 s <= 0\.66 s\s+NOT MET`,
+		`2 s model run \(fresh worker\): 4 simulators vs 1\s+3\.25x >= 3\.20x\s+MET`,
+		`10 s model run \(fresh worker\): 8 simulators vs 1\s+5\.10x >= 6\.40x\s+NOT MET`,
+		`(?m)^2 s\s+fresh\s+1\s+1 x 48\s+10\.4`,
+		`2 s model run \(fresh worker\): UI time per dialogue\s+0\.70 s <= 0\.66 s\s+NOT MET`,
 		`2 s model: 4 simulators vs 1 on the same 48 configs, whole run incl\. window start-up \(0\.8x linear\)\s+2\.50x >= 3\.20x\s+NOT MET`,
 		`  the same, steady \(every window warm\)\s+- >= 3\.20x\s+NOT MEASURED`,
+		`(?m)^2 s\s+standing\s+16\s+1 x 48\s+34\.1\s+11\.76x`,
+		`2 s model run \(standing worker\): issue 43: 16 simulators vs 1: dialogues/min, standing worker \(windows warm\) \(0\.75x linear\)\s+11\.76x >= 12\.00x\s+NOT MET`,
 	} {
 		if !regexp.MustCompile(re).MatchString(b.String()) {
 			t.Errorf("summary does not match %q:\n%s", re, b.String())
 		}
+	}
+	if strings.Contains(b.String(), "16 simulators vs 1 on the same") {
+		t.Errorf("a standing worker's level was compared with a fresh run of 1 simulator:\n%s", b.String())
 	}
 	if strings.Contains(b.String(), "1 simulators vs 1") {
 		t.Errorf("the summary shows the not-measured ratio of a run of 1 simulator alone:\n%s", b.String())
