@@ -70,7 +70,7 @@ bench: setup
 	$(GO) run $(BENCHSTAT) out/bench/go-bench.txt
 	$(EDITORBENCH) -runs 5 -rounds 1 -sessions 1,4 -per-session 6 -browser rod,chromedp
 
-# The farm (issue 9), about 25 minutes on a quiet 2-core machine. First
+# The farm (issue 9), about 37 minutes on a quiet 2-core machine. First
 # the queue's own cost per job (BenchmarkJobOverhead: enqueue, pull,
 # publish a 20 KB result, collect, ack; wall and CPU time per job, -count 5
 # through benchstat). Then `dialogfarm drive --sessions n` as a user runs
