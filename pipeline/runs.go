@@ -142,11 +142,11 @@ func (r *Runs) Start(name string, spec *Spec, rev int, dryRun bool, limit int) (
 	env.Limit = limit
 	r.save(info)
 	env.OnNode = func(st NodeState) {
-		r.save(r.update(info.ID, func(in *RunInfo) {
+		r.updateSaved(info.ID, func(in *RunInfo) {
 			if i := slices.IndexFunc(in.Nodes, func(n NodeState) bool { return n.ID == st.ID }); i >= 0 {
 				in.Nodes[i] = st
 			}
-		}))
+		})
 	}
 	env.DriveProgress = func(node string, p driver.Progress) {
 		r.update(info.ID, func(in *RunInfo) { in.Drive = driveStatus(node, p) })
@@ -157,7 +157,7 @@ func (r *Runs) Start(name string, spec *Spec, rev int, dryRun bool, limit int) (
 		defer cancel()
 		defer done()
 		_, err := RunSpec(ctx, spec, r.reg, env)
-		final := r.update(info.ID, func(in *RunInfo) {
+		final := r.updateSaved(info.ID, func(in *RunInfo) {
 			in.Finished, in.Status = time.Now().UTC(), RunDone
 			switch {
 			case err != nil && ctx.Err() != nil:
@@ -166,7 +166,6 @@ func (r *Runs) Start(name string, spec *Spec, rev int, dryRun bool, limit int) (
 				in.Status, in.Error = RunFailed, err.Error()
 			}
 		})
-		r.save(final)
 		if r.OnFinish != nil {
 			r.OnFinish(final)
 		}
@@ -183,6 +182,27 @@ func driveStatus(node string, p driver.Progress) *DriveStatus {
 		d.PerMinute = float64(p.Done) / p.Elapsed.Minutes()
 	}
 	return d
+}
+
+// updateSaved is update for a change the runs index must hold before
+// anyone sees it: it writes the run's info to the index while the change
+// is still invisible, so a run seen done (Get, List, a subscriber) is
+// recorded done, and a server started next over the same folder lists it
+// so. (Saved after the update, a run was once seen done while its index
+// file still said running: the next server listed it interrupted.)
+func (r *Runs) updateSaved(id string, f func(*RunInfo)) RunInfo {
+	r.mu.Lock()
+	e, ok := r.runs[id]
+	if !ok {
+		r.mu.Unlock()
+		return RunInfo{}
+	}
+	f(&e.info)
+	info := e.info.copy()
+	r.save(info)
+	r.mu.Unlock()
+	r.notify(id)
+	return info
 }
 
 // update changes a run's info and returns a copy of it.
