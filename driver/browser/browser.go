@@ -38,10 +38,11 @@ type Config struct {
 	// process per this many windows (see Renderers). Windows of one
 	// process take turns at their steps on its main thread, and with
 	// many windows the turns queue: editorbench -standing, 16 windows on
-	// 2 cores, 10 s model, 64 configs (load 2-3.6): one process 30.2
-	// dialogues/min, median dialogue 28.5 s (21.0 s at one window); two
-	// processes 34.1/min, 22.9 s, at the same memory per window (344 ->
-	// 348 MiB RSS).
+	// 2 cores, 10 s model, 64 configs, 4 alternated pairs (load 1.7-4.5):
+	// one process 30.2 / 31.8 / 32.6 / 32.7 dialogues/min, median
+	// dialogue 25.6-28.5 s (20.8 s at one window); two processes 34.1 /
+	// 35.0 / 34.2 / 34.2, 22.6-23.0 s; RSS per extra window 340-353 ->
+	// 348-378 MiB (PSS 229-239 -> 231-256).
 	WindowsPerRenderer int
 	// RendererHeapMiB is the V8 heap limit of each renderer process (0:
 	// Chromium's, which low-end device mode sets to 272 MiB: enough for
