@@ -191,27 +191,25 @@ func driveStatus(node string, p driver.Progress) *DriveStatus {
 // so. (Saved after the update, a run was once seen done while its index
 // file still said running: the next server listed it interrupted.)
 func (r *Runs) updateSaved(id string, f func(*RunInfo)) RunInfo {
-	r.mu.Lock()
-	e, ok := r.runs[id]
-	if !ok {
-		r.mu.Unlock()
-		return RunInfo{}
-	}
-	f(&e.info)
-	info := e.info.copy()
-	r.save(info)
-	r.mu.Unlock()
-	r.notify(id)
-	return info
+	return r.change(id, f, r.save)
 }
 
 // update changes a run's info and returns a copy of it.
 func (r *Runs) update(id string, f func(*RunInfo)) RunInfo {
+	return r.change(id, f, nil)
+}
+
+// change applies f to a run's info and, before the change is visible,
+// passes a copy to persist (when given); then it tells the subscribers.
+func (r *Runs) change(id string, f func(*RunInfo), persist func(RunInfo)) RunInfo {
 	var info RunInfo
 	r.mu.Lock()
 	if e, ok := r.runs[id]; ok {
 		f(&e.info)
 		info = e.info.copy()
+		if persist != nil {
+			persist(info)
+		}
 	}
 	r.mu.Unlock()
 	r.notify(id)
