@@ -671,9 +671,33 @@ func TestARepliedOnSubjectDoesNotKeepAnOutcomeOut(t *testing.T) {
 	for !stored(ResultsStream, resultSubject("run", cs[2].ID, r.pubs[0])) || !stored(DeadStream, deadSubject("run", cs[2].ID)) {
 		time.Sleep(10 * time.Millisecond)
 	}
-	// The victim drives everything.
+	// The victim drives everything, once the collector has taken the
+	// forged dead letters: the collection ends with the last result, and
+	// dead letters left in their stream then would never be counted.
+	deadTaken := func(ctx context.Context) error {
+		for {
+			c, err := r.cjs.Consumer(ctx, DeadStream, "collect_run_dead")
+			if err == nil {
+				info, err := c.Info(ctx)
+				if err != nil {
+					return err
+				}
+				if info.NumPending == 0 && info.NumAckPending == 0 && info.Delivered.Consumer >= uint64(len(cs)) {
+					return nil
+				}
+			}
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+	}
 	w := NewWorker(WorkerConfig{ID: "victim", FetchWait: 200 * time.Millisecond}, r.workerQueues[0],
 		funcDriver(func(ctx context.Context, slot int, c dialog.ChatConfig) (Outcome, error) {
+			if err := deadTaken(ctx); err != nil {
+				return Outcome{}, err
+			}
 			return Outcome{Dialogue: okDialogue(c)}, nil
 		}), nil, zaptest.NewLogger(t))
 	wctx, stop := context.WithCancel(ctx)
