@@ -246,6 +246,48 @@ func TestFarmServeTwoWorkers(t *testing.T) {
 	if !regexp.MustCompile(`records per simulator: \S+-\d+/s1 \d+, \S+-\d+/s1 \d+\n`).Match(local) {
 		t.Errorf("status of the run folder does not count records per worker's simulator:\n%s", local)
 	}
+
+	// A second run on the same standing workers, as docs/farm.md tells a
+	// farm of many short runs to do: every config gets its one record, and
+	// the workers drive it in the windows they opened for the first run,
+	// with the repository they already fetched.
+	logins := func(i int) int { return strings.Count(workerLogs[i].String(), "logged in to code-server") }
+	before := []int{logins(0), logins(1)}
+	const n2 = 3
+	out2 := filepath.Join(coordDir, "run2")
+	run2 := exec.CommandContext(ctx, bin, "run", "--root", root, "--config", cfgPath, "--profile", "default",
+		"--repos", filepath.Join(root, "examples", "sample-repo"), "--n", strconv.Itoa(n2), "--seed", "8", "--out", out2,
+		"--nats", url, "--creds", coordCreds, "--sessions", "0")
+	if runOut, err := run2.CombinedOutput(); err != nil {
+		t.Fatalf("second run --nats: %v\n%s\nworker 1:\n%s\nworker 2:\n%s", err, runOut, workerLogs[0], workerLogs[1])
+	}
+	var configs2 []dialog.ChatConfig
+	readJSONL(t, filepath.Join(out2, "configs.jsonl"), &configs2)
+	var dialogues2 []dialog.Dialogue
+	readJSONL(t, filepath.Join(out2, "dialogues.jsonl"), &dialogues2)
+	perConfig2 := map[string]int{}
+	for _, d := range dialogues2 {
+		perConfig2[d.ConfigID]++
+		if d.Status != dialog.StatusOK {
+			t.Errorf("second run, config %s: %s at %s: %s", d.ConfigID, d.Status, d.FailedStep, d.Error)
+		}
+	}
+	if len(configs2) != n2 || len(dialogues2) != n2 {
+		t.Errorf("second run: %d configs and %d records, want %d of each", len(configs2), len(dialogues2), n2)
+	}
+	for _, c := range configs2 {
+		if perConfig2[c.ID] != 1 {
+			t.Errorf("second run: config %s has %d records, want 1", c.ID, perConfig2[c.ID])
+		}
+	}
+	for i := range workerLogs {
+		if got := logins(i); got != before[i] || got != 1 {
+			t.Errorf("worker %d logged in to code-server %d times (%d before the second run), want once: its window should stand", i+1, got, before[i])
+		}
+		if got := strings.Count(workerLogs[i].String(), "fetched repository from the farm"); got != 1 {
+			t.Errorf("worker %d fetched the repository %d times over two runs of it, want once:\n%s", i+1, got, workerLogs[i])
+		}
+	}
 }
 
 // checkWorkerMetrics scrapes the metrics a worker's log says it serves:
