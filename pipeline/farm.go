@@ -408,7 +408,11 @@ func (d RunnerDriver) DriveOne(ctx context.Context, slot int, c dialog.ChatConfi
 // again, and a new extension host), and configgen interleaves the
 // repositories it picks files from. The queue hands jobs out in enqueue
 // order, so the simulators move on to the next repository about once
-// each instead of about once per dialogue.
+// each instead of about once per dialogue. Within a repository, configs
+// with more turns go first (each turn waits for the model): a run ends
+// when its last dialogue does, and with the longest ones handed out
+// early, the simulators that finish first wait for short ones, not long
+// ones, at the end of the run.
 func groupByRepo(cs []dialog.ChatConfig) []dialog.ChatConfig {
 	rank := map[string]int{}
 	for _, c := range cs {
@@ -417,7 +421,12 @@ func groupByRepo(cs []dialog.ChatConfig) []dialog.ChatConfig {
 		}
 	}
 	out := slices.Clone(cs)
-	slices.SortStableFunc(out, func(a, b dialog.ChatConfig) int { return rank[a.Repo] - rank[b.Repo] })
+	slices.SortStableFunc(out, func(a, b dialog.ChatConfig) int {
+		if d := rank[a.Repo] - rank[b.Repo]; d != 0 {
+			return d
+		}
+		return len(b.Turns) - len(a.Turns)
+	})
 	return out
 }
 

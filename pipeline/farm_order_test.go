@@ -9,12 +9,14 @@ import (
 
 // TestGroupByRepo: configgen interleaves repositories; the queue gets each
 // repository's configs together (first-seen order of repositories, each
-// one's configs in their order), so a window reloads its workbench once
-// per repository instead of once per config.
+// one's configs with the most turns first, otherwise in their order), so a
+// window reloads its workbench once per repository instead of once per
+// config, and a run's last jobs are its shortest.
 func TestGroupByRepo(t *testing.T) {
+	turns := func(n int) []dialog.TurnSpec { return make([]dialog.TurnSpec, n) }
 	in := []dialog.ChatConfig{
-		{ID: "1", Repo: "b"}, {ID: "2", Repo: "a"}, {ID: "3", Repo: "b"},
-		{ID: "4", Repo: "c"}, {ID: "5", Repo: "a"}, {ID: "6", Repo: "b"},
+		{ID: "1", Repo: "b", Turns: turns(1)}, {ID: "2", Repo: "a", Turns: turns(2)}, {ID: "3", Repo: "b", Turns: turns(3)},
+		{ID: "4", Repo: "c", Turns: turns(1)}, {ID: "5", Repo: "a", Turns: turns(2)}, {ID: "6", Repo: "b", Turns: turns(1)},
 	}
 	got := groupByRepo(in)
 	var ids []string
@@ -25,7 +27,7 @@ func TestGroupByRepo(t *testing.T) {
 			switches++
 		}
 	}
-	if want := []string{"1", "3", "6", "2", "5", "4"}; !slices.Equal(ids, want) {
+	if want := []string{"3", "1", "6", "2", "5", "4"}; !slices.Equal(ids, want) {
 		t.Errorf("order %v, want %v", ids, want)
 	}
 	if switches != 2 {
