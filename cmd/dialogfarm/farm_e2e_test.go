@@ -129,37 +129,25 @@ func TestFarmServeTwoWorkers(t *testing.T) {
 		}
 	}
 
-	out := filepath.Join(coordDir, "run")
+	// A run of n configs started where the coordinator is, into its
+	// folder; the workers drive it.
+	startRun := func(name string, n int, seed string) string {
+		out := filepath.Join(coordDir, name)
+		run := exec.CommandContext(ctx, bin, "run", "--root", root, "--config", cfgPath, "--profile", "default",
+			"--repos", filepath.Join(root, "examples", "sample-repo"), "--n", strconv.Itoa(n), "--seed", seed, "--out", out,
+			"--nats", url, "--creds", coordCreds, "--sessions", "0")
+		if runOut, err := run.CombinedOutput(); err != nil {
+			t.Fatalf("%s: run --nats: %v\n%s\nworker 1:\n%s\nworker 2:\n%s", name, err, runOut, workerLogs[0], workerLogs[1])
+		}
+		return out
+	}
 	const n = 5
-	run := exec.CommandContext(ctx, bin, "run", "--root", root, "--config", cfgPath, "--profile", "default",
-		"--repos", filepath.Join(root, "examples", "sample-repo"), "--n", strconv.Itoa(n), "--seed", "7", "--out", out,
-		"--nats", url, "--creds", coordCreds, "--sessions", "0")
-	if runOut, err := run.CombinedOutput(); err != nil {
-		t.Fatalf("run --nats: %v\n%s\nworker 1:\n%s\nworker 2:\n%s", err, runOut, workerLogs[0], workerLogs[1])
-	}
+	out := startRun("run", n, "7")
 
-	var configs []dialog.ChatConfig
-	readJSONL(t, filepath.Join(out, "configs.jsonl"), &configs)
-	var dialogues []dialog.Dialogue
-	readJSONL(t, filepath.Join(out, "dialogues.jsonl"), &dialogues)
-	if len(configs) != n {
-		t.Fatalf("%d configs, want %d", len(configs), n)
-	}
-	perConfig, perWorker := map[string]int{}, map[string]int{}
+	dialogues := oneOKRecordPerConfig(t, out, n)
+	perWorker := map[string]int{}
 	for _, d := range dialogues {
-		perConfig[d.ConfigID]++
 		perWorker[d.Worker]++
-		if d.Status != dialog.StatusOK {
-			t.Errorf("config %s: %s at %s: %s", d.ConfigID, d.Status, d.FailedStep, d.Error)
-		}
-	}
-	for _, c := range configs {
-		if perConfig[c.ID] != 1 {
-			t.Errorf("config %s has %d records, want 1", c.ID, perConfig[c.ID])
-		}
-	}
-	if len(dialogues) != n {
-		t.Errorf("%d records, want %d", len(dialogues), n)
 	}
 	// Worker ids are host-pid.
 	for _, w := range workers {
@@ -254,32 +242,8 @@ func TestFarmServeTwoWorkers(t *testing.T) {
 	logins := func(i int) int { return strings.Count(workerLogs[i].String(), "logged in to code-server") }
 	before := []int{logins(0), logins(1)}
 	const n2 = 3
-	out2 := filepath.Join(coordDir, "run2")
-	run2 := exec.CommandContext(ctx, bin, "run", "--root", root, "--config", cfgPath, "--profile", "default",
-		"--repos", filepath.Join(root, "examples", "sample-repo"), "--n", strconv.Itoa(n2), "--seed", "8", "--out", out2,
-		"--nats", url, "--creds", coordCreds, "--sessions", "0")
-	if runOut, err := run2.CombinedOutput(); err != nil {
-		t.Fatalf("second run --nats: %v\n%s\nworker 1:\n%s\nworker 2:\n%s", err, runOut, workerLogs[0], workerLogs[1])
-	}
-	var configs2 []dialog.ChatConfig
-	readJSONL(t, filepath.Join(out2, "configs.jsonl"), &configs2)
-	var dialogues2 []dialog.Dialogue
-	readJSONL(t, filepath.Join(out2, "dialogues.jsonl"), &dialogues2)
-	perConfig2 := map[string]int{}
-	for _, d := range dialogues2 {
-		perConfig2[d.ConfigID]++
-		if d.Status != dialog.StatusOK {
-			t.Errorf("second run, config %s: %s at %s: %s", d.ConfigID, d.Status, d.FailedStep, d.Error)
-		}
-	}
-	if len(configs2) != n2 || len(dialogues2) != n2 {
-		t.Errorf("second run: %d configs and %d records, want %d of each", len(configs2), len(dialogues2), n2)
-	}
-	for _, c := range configs2 {
-		if perConfig2[c.ID] != 1 {
-			t.Errorf("second run: config %s has %d records, want 1", c.ID, perConfig2[c.ID])
-		}
-	}
+	out2 := startRun("run2", n2, "8")
+	oneOKRecordPerConfig(t, out2, n2)
 	for i := range workerLogs {
 		if got := logins(i); got != before[i] || got != 1 {
 			t.Errorf("worker %d logged in to code-server %d times (%d before the second run), want once: its window should stand", i+1, got, before[i])
@@ -288,6 +252,35 @@ func TestFarmServeTwoWorkers(t *testing.T) {
 			t.Errorf("worker %d fetched the repository %d times over two runs of it, want once:\n%s", i+1, got, workerLogs[i])
 		}
 	}
+}
+
+// oneOKRecordPerConfig checks that the run folder out has n configs and
+// exactly one record for each, ok, and returns the records.
+func oneOKRecordPerConfig(t *testing.T, out string, n int) []dialog.Dialogue {
+	t.Helper()
+	var configs []dialog.ChatConfig
+	readJSONL(t, filepath.Join(out, "configs.jsonl"), &configs)
+	var dialogues []dialog.Dialogue
+	readJSONL(t, filepath.Join(out, "dialogues.jsonl"), &dialogues)
+	if len(configs) != n {
+		t.Fatalf("%s: %d configs, want %d", out, len(configs), n)
+	}
+	perConfig := map[string]int{}
+	for _, d := range dialogues {
+		perConfig[d.ConfigID]++
+		if d.Status != dialog.StatusOK {
+			t.Errorf("%s: config %s: %s at %s: %s", out, d.ConfigID, d.Status, d.FailedStep, d.Error)
+		}
+	}
+	for _, c := range configs {
+		if perConfig[c.ID] != 1 {
+			t.Errorf("%s: config %s has %d records, want 1", out, c.ID, perConfig[c.ID])
+		}
+	}
+	if len(dialogues) != n {
+		t.Errorf("%s: %d records, want %d", out, len(dialogues), n)
+	}
+	return dialogues
 }
 
 // checkWorkerMetrics scrapes the metrics a worker's log says it serves:
