@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -14,6 +15,7 @@ import (
 
 	"go.uber.org/zap"
 	"golang.org/x/sync/errgroup"
+	"golang.org/x/time/rate"
 
 	"dialogfarm/adapter"
 	"dialogfarm/dialog"
@@ -56,6 +58,21 @@ type RunConfig struct {
 	Assignments *Assignments
 	// Recycle says when a window is replaced by a fresh one.
 	Recycle Recycle
+	// StartSpacing is the least time between the starts of two of the
+	// run's dialogues (0: none). See DefaultStartSpacing.
+	StartSpacing time.Duration
+}
+
+// DefaultStartSpacing is StartSpacing for a machine with the given
+// number of cores: a second over the cores. Simulators that fall idle
+// together (all of them when a run starts, as a worker's jobs arrive)
+// would start their dialogues at the same moment, take turns at their
+// first steps on the renderers, and, with a model that answers all of
+// them in about the same time, meet again at every turn: the machine
+// then alternates between all windows stepping and all waiting. Spaced
+// starts spread the windows' steps over the time they wait for answers.
+func DefaultStartSpacing(cores int) time.Duration {
+	return time.Second / time.Duration(max(cores, 1))
 }
 
 // Progress says how far a run's drive stage has got.
@@ -106,6 +123,8 @@ func DefaultRunConfig(root, out string) RunConfig {
 		Browser:  browser.DefaultConfig(),
 		Timeouts: workbench.DefaultTimeouts(),
 		Recycle:  DefaultRecycle(),
+
+		StartSpacing: DefaultStartSpacing(runtime.NumCPU()),
 	}
 	// A checkout without plugin/ gets no adapter; Start says so.
 	if a, err := adapter.Load(adapter.DefaultName, root); err == nil {
@@ -136,6 +155,7 @@ type Runner struct {
 	version  string             // what the last editor started says it is
 	loads    chan struct{}      // one window loads at a time: loads saturate the CPU
 	turns    *workbench.UITurns // windows sharing a renderer take turns at their steps
+	starts   *rate.Limiter      // spaces the dialogues' starts (cfg.StartSpacing); nil: none
 	slots    []*slot            // the simulators, opened by OpenSessions and NewSession
 	lock     *FolderLock        // the run folder's lock, when Start took it
 	recycled atomic.Int64       // windows replaced under cfg.Recycle
@@ -149,7 +169,11 @@ func NewRunner(cfg RunConfig, capture workbench.Exchanges, followUps workbench.F
 	if s, ok := capture.(interface{ Secret() string }); ok && cfg.Secret == "" {
 		cfg.Secret = s.Secret() // the capture endpoint's run secret
 	}
-	return &Runner{cfg: cfg, capture: capture, followUps: followUps, log: log, loads: make(chan struct{}, 1)}
+	r := &Runner{cfg: cfg, capture: capture, followUps: followUps, log: log, loads: make(chan struct{}, 1)}
+	if cfg.StartSpacing > 0 && cfg.Sessions > 1 {
+		r.starts = rate.NewLimiter(rate.Every(cfg.StartSpacing), 1)
+	}
+	return r
 }
 
 // Isolation is the run's isolation: the config's, else editor when an

@@ -182,6 +182,11 @@ func (r *Runner) driveOne(ctx context.Context, sl *slot, c dialog.ChatConfig) (d
 		case <-dctx.Done():
 		}
 	}()
+	if r.starts != nil {
+		if err := r.starts.Wait(ctx); err != nil {
+			return d, false, fmt.Errorf("config %s not started: %w", c.ID, context.Cause(ctx))
+		}
+	}
 	r.cfg.Assignments.set(sess.ID, &c)
 	d, err = sess.Drive(dctx, c)
 	r.cfg.Assignments.set(sess.ID, nil)

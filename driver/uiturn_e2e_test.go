@@ -2,6 +2,7 @@ package driver
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -13,14 +14,15 @@ import (
 // renderer process on the real code-server and checks, from the records'
 // step timings, that their steps up to the first query never overlapped:
 // a window takes its turn (ui_turn) only once the other has sent its
-// query, unless it waited the bound out.
+// query, unless it waited the bound out. The dialogues' starts are
+// spaced by the run's StartSpacing.
 func TestWindowsTakeTurnsAtTheirSteps(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	// The model takes long enough that one window's steps fall into the
 	// other's wait for its answer, as they do in a farm.
 	r := startRealRunner(ctx, t, 1500*time.Millisecond, func(rc *RunConfig) {
-		rc.Sessions, rc.Browser.RendererProcesses = 2, 1
+		rc.Sessions, rc.Browser.RendererProcesses, rc.StartSpacing = 2, 1, time.Second
 	})
 
 	var configs []dialog.ChatConfig
@@ -76,6 +78,18 @@ func TestWindowsTakeTurnsAtTheirSteps(t *testing.T) {
 	}
 	if len(sessions) != 2 {
 		t.Fatalf("configs ran on %d windows, want 2", len(sessions))
+	}
+	// A record starts just after its start was let through, so two starts
+	// are at least the spacing apart, less a few milliseconds.
+	starts := make([]time.Time, 0, len(records))
+	for _, d := range records {
+		starts = append(starts, d.StartedAt)
+	}
+	slices.SortFunc(starts, time.Time.Compare)
+	for i := 1; i < len(starts); i++ {
+		if gap := starts[i].Sub(starts[i-1]); gap < time.Second-50*time.Millisecond {
+			t.Errorf("two dialogues started %v apart, want at least the 1 s StartSpacing (starts %v)", gap, starts)
+		}
 	}
 	if len(turns) < len(configs)/2 {
 		t.Fatalf("only %d of %d dialogues took a turn", len(turns), len(configs))

@@ -71,6 +71,7 @@ func addDriveFlags(cmd *cobra.Command) {
 	f.Duration("answer-timeout", 5*time.Minute, "longest wait for one answer")
 	rec := driver.DefaultRecycle()
 	f.Int("recycle-after", rec.After, "replace a simulator's window with a fresh one after this many dialogues (0: never by count)")
+	f.String("start-spacing", "auto", "least time between the starts of two dialogues on this machine, so that simulators falling idle together do not all step at once (auto: a second over the machine's cores; 0: none)")
 	f.Int("recycle-heap-mib", rec.HeapMiB, "replace a simulator's window whose JavaScript heap in use passed this many MiB after a dialogue (0: never by memory; windows that share a Chromium renderer process count an equal share of its heap)")
 	addFarmFlags(cmd)
 	f.Int("context-lines", configgen.DefaultConfig().ContextLines, "lines before and after the cursor the plugin sends when nothing is selected (written as its askplugin.contextLines setting)")
@@ -168,6 +169,9 @@ func (a *app) driveConfig(out string) (pipeline.DriveConfig, error) {
 	if err := rc.Recycle.Validate(); err != nil {
 		return pipeline.DriveConfig{}, fmt.Errorf("--recycle-after/--recycle-heap-mib: %w", err)
 	}
+	if rc.StartSpacing, err = parseStartSpacing(a.v.GetString("start-spacing")); err != nil {
+		return pipeline.DriveConfig{}, err
+	}
 	rc.PluginVersion = strings.Join(versions, ",")
 	rc.Assignments = driver.NewAssignments()
 	fc, err := a.farmConfig()
@@ -211,4 +215,17 @@ func parseSessions(v string) (n int, auto bool, err error) {
 		return 0, false, fmt.Errorf("--sessions %q: want a number of simulators or auto", v)
 	}
 	return n, false, nil
+}
+
+// parseStartSpacing reads --start-spacing: auto (the driver's default for
+// this machine's cores) or a duration, 0 for none.
+func parseStartSpacing(v string) (time.Duration, error) {
+	if v == "auto" {
+		return driver.DefaultStartSpacing(runtime.NumCPU()), nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("--start-spacing %q: want auto, 0 or a duration such as 500ms", v)
+	}
+	return d, nil
 }

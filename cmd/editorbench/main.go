@@ -95,6 +95,9 @@ type options struct {
 	// Renderers caps Chromium's renderer processes in the throughput
 	// levels (-1: the driver's default).
 	Renderers int
+	// StartSpacing, when not negative, is the driver's StartSpacing in
+	// the throughput levels.
+	StartSpacing time.Duration
 	// Standing measures each throughput level on a standing worker:
 	// its windows opened and each warmed by one dialogue before the
 	// measured configs are given (see runLevel).
@@ -127,6 +130,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.JSON, "json", "", "also write the figures as JSON to this file")
 	fs.StringVar(&o.Isolation, "isolation", adapter.IsolationWindow, "what a simulator is in the throughput levels: window (a window of one code-server every simulator shares) or editor (a window of a code-server of its own, as drive --isolation editor)")
 	fs.IntVar(&o.Renderers, "renderers", -1, "Chromium renderer processes the windows share in the throughput levels (0: one per window; -1: the driver's default, one per two cores and at least one per 8 windows)")
+	fs.DurationVar(&o.StartSpacing, "start-spacing", -1, "least time between two dialogues' starts in the throughput levels (0: none; negative: the driver's default, a second over the cores)")
 	fs.BoolVar(&o.Standing, "standing", false, "measure each throughput level on a standing worker, as a farm worker between runs: its windows opened and warmed by one dialogue each before the measured configs are given, so that window start-up is out of the measured span")
 	fs.StringVar(&o.Root, "root", ".", "the dialogfarm checkout (tools/ from `make setup`, plugin/, examples/)")
 	fs.StringVar(&o.Repo, "repo", "", "the repository the configs are written on (a copy is driven; its Python, Go, JavaScript and TypeScript files with top-level functions, at least 2; default: ROOT/examples/sample-repo)")

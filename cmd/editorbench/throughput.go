@@ -51,6 +51,9 @@ func (b *bench) runLevel(ctx context.Context, out string, n int, cfgs []dialog.C
 	if b.opts.Renderers >= 0 {
 		rc.Browser.RendererProcesses, rc.Browser.WindowsPerRenderer = b.opts.Renderers, 0
 	}
+	if b.opts.StartSpacing >= 0 {
+		rc.StartSpacing = b.opts.StartSpacing
+	}
 	cc := capture.DefaultConfig()
 	cc.Classify = adapter.Classify(rc.Adapters)
 	var (
