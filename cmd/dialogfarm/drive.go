@@ -169,8 +169,10 @@ func (a *app) driveConfig(out string) (pipeline.DriveConfig, error) {
 	if err := rc.Recycle.Validate(); err != nil {
 		return pipeline.DriveConfig{}, fmt.Errorf("--recycle-after/--recycle-heap-mib: %w", err)
 	}
-	if rc.StartSpacing, err = parseStartSpacing(a.v.GetString("start-spacing")); err != nil {
-		return pipeline.DriveConfig{}, err
+	if v := a.v.GetString("start-spacing"); v != "auto" { // auto: DefaultRunConfig's, for this machine's cores
+		if rc.StartSpacing, err = time.ParseDuration(v); err != nil || rc.StartSpacing < 0 {
+			return pipeline.DriveConfig{}, fmt.Errorf("--start-spacing %q: want auto, 0 or a duration such as 500ms", v)
+		}
 	}
 	rc.PluginVersion = strings.Join(versions, ",")
 	rc.Assignments = driver.NewAssignments()
@@ -215,17 +217,4 @@ func parseSessions(v string) (n int, auto bool, err error) {
 		return 0, false, fmt.Errorf("--sessions %q: want a number of simulators or auto", v)
 	}
 	return n, false, nil
-}
-
-// parseStartSpacing reads --start-spacing: auto (the driver's default for
-// this machine's cores) or a duration, 0 for none.
-func parseStartSpacing(v string) (time.Duration, error) {
-	if v == "auto" {
-		return driver.DefaultStartSpacing(runtime.NumCPU()), nil
-	}
-	d, err := time.ParseDuration(v)
-	if err != nil || d < 0 {
-		return 0, fmt.Errorf("--start-spacing %q: want auto, 0 or a duration such as 500ms", v)
-	}
-	return d, nil
 }

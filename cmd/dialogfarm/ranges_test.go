@@ -86,6 +86,7 @@ func TestNumbersOutOfRange(t *testing.T) {
 		{"jobs 0", append(judgeArgs, "--jobs", "0"), nil, []string{"--jobs is 0, want 1 to 64"}},
 		{"resamples", []string{"judge-eval", "--judged", "x", "--labels", "y", "--resamples", "10"}, nil, []string{"--resamples is 10, want 1000 to 1000000"}},
 		{"duration 0", []string{"drive", "--configs", "x", "--out", dir, "--answer-timeout", "0s"}, nil, []string{"--answer-timeout is 0s, want 1s to 24h0m0s"}},
+		{"start-spacing", []string{"drive", "--root", repoRoot, "--configs", repoRoot + "/examples/demo-configs.jsonl", "--out", filepath.Join(dir, "run"), "--start-spacing", "-1s"}, nil, []string{`--start-spacing "-1s": want auto, 0 or a duration`}},
 		{"sessions", []string{"drive", "--configs", "x", "--out", filepath.Join(dir, "run"), "--sessions", "5000"}, nil, []string{"--sessions is 5000, want 0 to 64"}},
 		{"judge params in the file", append(judgeArgs, "--config", judgeYAML), nil, []string{
 			"config file " + judgeYAML, "judge config", "max_retries is -3, want 0 to 10", "params.min_chars is -5, want 0 to 100000",
