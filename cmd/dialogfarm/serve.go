@@ -138,7 +138,14 @@ func (a *app) serve(ctx context.Context) error {
 	}
 	stop := srv.Start(ctx)
 	defer stop()
-	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10}
+	// Event streams (the web UI's /events, MCP's GET) never go idle on
+	// their own: their requests share a context that the shutdown cancels,
+	// so a stop does not wait out the deadline for an open page or agent.
+	streams, endStreams := context.WithCancel(context.WithoutCancel(ctx))
+	defer endStreams()
+	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10,
+		BaseContext: func(net.Listener) context.Context { return streams }}
+	hs.RegisterOnShutdown(endStreams)
 	scheme := "http"
 	if tls {
 		scheme = "https"
@@ -173,7 +180,7 @@ func (a *app) serve(ctx context.Context) error {
 	sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer scancel()
 	if err := hs.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return err
+		return fmt.Errorf("serve: stopping the server: %w", err)
 	}
 	return nil
 }

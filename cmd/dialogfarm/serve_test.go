@@ -127,6 +127,39 @@ func TestServeTokenURLAndMCP(t *testing.T) {
 
 // TestServeDataRootFlag: --data-root replaces the default roots, and
 // what lies under it may be named.
+// TestServeStopsWithStreamsOpen: a web page's event stream and an MCP
+// agent's session stay open while serve is stopped; the stop ends them and
+// serve returns no error (before, it waited out its 5 s deadline on them).
+func TestServeStopsWithStreamsOpen(t *testing.T) {
+	var open []io.Closer
+	t.Cleanup(func() { // runs after serve's own cleanup, which checks its error
+		for _, c := range open {
+			_ = c.Close()
+		}
+	})
+	s := startServe(t, t.TempDir(), nil)
+	req, _ := http.NewRequest(http.MethodGet, s.url+"events", nil)
+	req.Header.Set("Authorization", "Bearer "+s.token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("events: %v %v", resp, err)
+	}
+	open = append(open, resp.Body)
+	if line, err := bufio.NewReader(resp.Body).ReadString('\n'); err != nil || !strings.HasPrefix(line, ": connected") {
+		t.Fatalf("events stream began %q %v", line, err)
+	}
+	client := sdk.NewClient(&sdk.Implementation{Name: "serve-test", Version: "1"}, nil)
+	cs, err := client.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: s.url + "mcp",
+		HTTPClient: &http.Client{Transport: headerTransport{"Authorization": "Bearer " + s.token}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	open = append(open, cs)
+	if _, err := cs.ListTools(t.Context(), nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestServeDataRootFlag(t *testing.T) {
 	root := absRepoRoot(t)
 	s := startServe(t, t.TempDir(), map[string]string{"DIALOGFARM_TOKEN": "a-token-of-my-own-choosing"}, "--data-root", filepath.Join(root, "examples"))
