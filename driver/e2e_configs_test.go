@@ -49,7 +49,7 @@ func e2eConfigs() []dialog.ChatConfig {
 		{ID: "contextmenu-free-text", File: py, Language: "python", Cursor: ptr(pos(13, 9)),
 			Trigger: dialog.TriggerContextMenu, Instruction: dialog.InstructionFreeText, Turns: turns("Why return low here?")},
 		// A whole function longer than the editor shows, its end below
-		// the view when the file opens at its start: the mouse wheel
+		// the view when the file opens at its start: the keyboard
 		// scrolls to the end, which a Shift+click selects.
 		{ID: "keybinding-selection-beyond-view", File: "pkg/units.py", Language: "python", Selection: sel(pos(144, 1), pos(209, 26)),
 			Trigger: dialog.TriggerKeybinding, Instruction: dialog.InstructionFreeText, Turns: turns("What does report return?")},

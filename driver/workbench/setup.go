@@ -88,9 +88,10 @@ const msgSelectByKeyboard = "the editor does not show the selection's end; exten
 // selectRange selects from start, where open_file put the cursor, to end,
 // and waits for the status bar to count the selected characters. A
 // Shift+click at the end selects in one action, after the keyboard
-// scrolled the end into view if it was not (scrollToLine); where the
-// editor cannot show it (or the click lands elsewhere) the keyboard
-// extends the selection from where its end is.
+// scrolled the end into view if it was not (scrollToLine); a click that
+// changed nothing is made once more; where the editor cannot show the end
+// (or the click lands elsewhere) the keyboard extends the selection from
+// where its end is.
 func (s *Session) selectRange(ctx context.Context, src *sourceFile, sel dialog.Selection) error {
 	startStatus := fmt.Sprintf("Ln %d, Col %d", sel.Start.Line, src.visualCol(sel.Start))
 	if err := s.win.waitStatus(ctx, startStatus); err != nil {
@@ -98,18 +99,28 @@ func (s *Session) selectRange(ctx context.Context, src *sourceFile, sel dialog.S
 	}
 	want := fmt.Sprintf("Ln %d, Col %d (%d selected)", sel.End.Line, src.visualCol(sel.End), src.selectedCount(sel))
 	from := sel.Start.Line
-	why, err := s.win.shiftClickText(ctx, sel.End.Line, src.visualCol(sel.End), src.shown(sel.End.Line))
-	if err != nil {
-		return err
+	var why, got string
+	var err error
+	for try := 1; ; try++ {
+		if why, err = s.win.shiftClickText(ctx, sel.End.Line, src.visualCol(sel.End), src.shown(sel.End.Line)); err != nil {
+			return err
+		}
+		if why != "" {
+			break
+		}
+		// The status changes at the next frame; only a click that did
+		// nothing leaves it. A hand clicks once more, then the keyboard
+		// takes over.
+		if got, err = s.win.statusChange(ctx, startStatus, 5*time.Second); err != nil {
+			return err
+		}
+		if got != startStatus || try == 2 {
+			break
+		}
+		s.log.Debug("shift+click changed nothing; clicking again", zap.String("status", got), zap.String("want", want))
 	}
 	clicked := why == ""
 	if clicked {
-		// The status changes at the next frame; only a click that did
-		// nothing leaves it, and then the keyboard takes over.
-		got, err := s.win.statusChange(ctx, startStatus, 5*time.Second)
-		if err != nil {
-			return err
-		}
 		if got == want {
 			return nil
 		}
