@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -49,8 +50,12 @@ func chaosEditor(t *testing.T, cc chaosCase) {
 	rng := rand.New(rand.NewPCG(seed, 2))
 	var mu sync.Mutex
 	roll := func() float64 { mu.Lock(); defer mu.Unlock(); return rng.Float64() }
-	// Every pool request is an observable moment in some dialogue.
+	// Every pool request is an observable moment in some dialogue. While
+	// held is set, a pool request waits for it to close before it is
+	// answered, so that the dialogue is still in flight when a victim is
+	// killed (a fast answer could finish it first).
 	asked := make(chan struct{}, 1)
+	var held atomic.Pointer[chan struct{}]
 	model := llmtest.New(t, func(r llmtest.Request) llmtest.Reply {
 		if r.Model == "judge" {
 			return runAnswer(r)
@@ -58,6 +63,12 @@ func chaosEditor(t *testing.T, cc chaosCase) {
 		select {
 		case asked <- struct{}{}:
 		default:
+		}
+		if h := held.Load(); h != nil {
+			select {
+			case <-*h:
+			case <-time.After(cc.limit):
+			}
 		}
 		switch p := roll(); {
 		case p < 0.05:
@@ -196,7 +207,11 @@ func chaosEditor(t *testing.T, cc chaosCase) {
 		cmd, log, exited := start()
 		for _, victim := range cc.victims {
 			before := countLinesIfAny(attemptsFile) + countLinesIfAny(records)
+			hold := make(chan struct{})
+			held.Store(&hold)
 			if !midDialogue(exited) {
+				held.Store(nil)
+				close(hold)
 				t.Errorf("the run ended before %s could be killed mid-dialogue", victim)
 				break
 			}
@@ -207,6 +222,8 @@ func chaosEditor(t *testing.T, cc chaosCase) {
 					killed++
 				}
 			}
+			held.Store(nil)
+			close(hold)
 			if killed == 0 {
 				t.Fatalf("no %s process of the run to kill", victim)
 			}
