@@ -70,6 +70,19 @@ func startServe(t *testing.T, dir string, env map[string]string, args ...string)
 	return s
 }
 
+// mcpSession connects an MCP client to the served /mcp with the token as a
+// bearer; the caller closes it.
+func (s *served) mcpSession(t *testing.T) *sdk.ClientSession {
+	t.Helper()
+	client := sdk.NewClient(&sdk.Implementation{Name: "serve-test", Version: "1"}, nil)
+	cs, err := client.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: s.url + "mcp",
+		HTTPClient: &http.Client{Transport: headerTransport{"Authorization": "Bearer " + s.token}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cs
+}
+
 func absRepoRoot(tb testing.TB) string {
 	tb.Helper()
 	root, err := filepath.Abs("../..")
@@ -101,12 +114,7 @@ func TestServeTokenURLAndMCP(t *testing.T) {
 		t.Fatalf("with the cookie: %v %v", resp, err)
 	}
 
-	client := sdk.NewClient(&sdk.Implementation{Name: "serve-test", Version: "1"}, nil)
-	cs, err := client.Connect(t.Context(), &sdk.StreamableClientTransport{Endpoint: s.url + "mcp",
-		HTTPClient: &http.Client{Transport: headerTransport{"Authorization": "Bearer " + s.token}}}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cs := s.mcpSession(t)
 	defer cs.Close()
 	home, _ := os.UserHomeDir()
 	res, err := cs.CallTool(t.Context(), &sdk.CallToolParams{Name: "apply_mutations", Arguments: map[string]any{"pipeline": "leak", "base_revision": 0,
@@ -148,12 +156,7 @@ func TestServeStopsWithStreamsOpen(t *testing.T) {
 	if line, err := bufio.NewReader(resp.Body).ReadString('\n'); err != nil || !strings.HasPrefix(line, ": connected") {
 		t.Fatalf("events stream began %q %v", line, err)
 	}
-	client := sdk.NewClient(&sdk.Implementation{Name: "serve-test", Version: "1"}, nil)
-	cs, err := client.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: s.url + "mcp",
-		HTTPClient: &http.Client{Transport: headerTransport{"Authorization": "Bearer " + s.token}}}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cs := s.mcpSession(t)
 	open = append(open, cs)
 	if _, err := cs.ListTools(t.Context(), nil); err != nil {
 		t.Fatal(err)
