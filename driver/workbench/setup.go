@@ -99,25 +99,15 @@ func (s *Session) selectRange(ctx context.Context, src *sourceFile, sel dialog.S
 	}
 	want := fmt.Sprintf("Ln %d, Col %d (%d selected)", sel.End.Line, src.visualCol(sel.End), src.selectedCount(sel))
 	from := sel.Start.Line
-	var why, got string
-	var err error
-	for try := 1; ; try++ {
-		if why, err = s.win.shiftClickText(ctx, sel.End.Line, src.visualCol(sel.End), src.shown(sel.End.Line)); err != nil {
-			return err
-		}
-		if why != "" {
-			break
-		}
-		// The status changes at the next frame; only a click that did
-		// nothing leaves it. A hand clicks once more, then the keyboard
-		// takes over.
-		if got, err = s.win.statusChange(ctx, startStatus, 5*time.Second); err != nil {
-			return err
-		}
-		if got != startStatus || try == 2 {
-			break
-		}
+	why, got, err := s.clickSelectionEnd(ctx, src, sel, startStatus)
+	if err == nil && why == "" && got == startStatus {
+		// A click that did nothing: a hand clicks once more, then the
+		// keyboard takes over.
 		s.log.Debug("shift+click changed nothing; clicking again", zap.String("status", got), zap.String("want", want))
+		why, got, err = s.clickSelectionEnd(ctx, src, sel, startStatus)
+	}
+	if err != nil {
+		return err
 	}
 	clicked := why == ""
 	if clicked {
@@ -154,6 +144,17 @@ func (s *Session) selectRange(ctx context.Context, src *sourceFile, sel dialog.S
 		return err
 	}
 	return s.win.waitStatus(ctx, want)
+}
+
+// clickSelectionEnd Shift+clicks at sel's end and returns what the status
+// bar reads then: it changes at the next frame, and only a click that did
+// nothing leaves it at startStatus. why says why nothing was clicked.
+func (s *Session) clickSelectionEnd(ctx context.Context, src *sourceFile, sel dialog.Selection, startStatus string) (why, got string, err error) {
+	if why, err = s.win.shiftClickText(ctx, sel.End.Line, src.visualCol(sel.End), src.shown(sel.End.Line)); err != nil || why != "" {
+		return why, "", err
+	}
+	got, err = s.win.statusChange(ctx, startStatus, 5*time.Second)
+	return "", got, err
 }
 
 // trigger opens the assistant the way the config says. For a command
