@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/go-rod/rod"
+	"github.com/go-rod/rod/lib/cdp"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/zap/zaptest"
 
@@ -247,6 +249,9 @@ func (s *site) page(path string) *rod.Page {
 	if err := p.Navigate(s.url + path + sep + "token=" + testToken); err != nil {
 		s.t.Fatal(err)
 	}
+	// The token URL answers with a page that refreshes to the page
+	// without the token: tests start on that second document.
+	waitJS(s.t, p, `!location.search.includes('token=') && document.readyState === 'complete'`)
 	s.t.Cleanup(func() {
 		if v, err := p.Eval(`() => JSON.stringify(window.__csp || [])`); err == nil && v.Value.Str() != "[]" {
 			s.t.Errorf("page %s: CSP violations %s", path, v.Value.Str())
@@ -255,14 +260,29 @@ func (s *site) page(path string) *rod.Page {
 	return p
 }
 
-// waitJS waits until the JS expression is true in the page.
+// waitJS waits until the JS expression is true in the page. A check
+// that a navigation cut short (the token page's refresh) is made again
+// in the new document.
 func waitJS(tb testing.TB, p *rod.Page, expr string) {
 	tb.Helper()
-	if err := p.Timeout(30 * time.Second).Wait(rod.Eval(`() => { try { return !!(` + expr + `) } catch (e) { return false } }`)); err != nil {
+	tp := p.Timeout(30 * time.Second)
+	err := tp.Wait(rod.Eval(`() => { try { return !!(` + expr + `) } catch (e) { return false } }`))
+	for err != nil && tp.GetContext().Err() == nil && navigatedAway(err) {
+		err = tp.Wait(rod.Eval(`() => { try { return !!(` + expr + `) } catch (e) { return false } }`))
+	}
+	if err != nil {
 		state, _ := p.Eval(`() => JSON.stringify({df: !!window.df, ready: window.df && df.ready, rev: window.df && df.revision,
 			nodes: window.df && df.cy && df.cy.nodes().length, cytoscape: typeof cytoscape, body: document.body.innerText.slice(0, 300)})`)
 		tb.Fatalf("waiting for %s: %v; page: %v", expr, err, state)
 	}
+}
+
+// navigatedAway reports the errors of a script whose document was
+// replaced while it ran.
+func navigatedAway(err error) bool {
+	var cdpErr *cdp.Error
+	return errors.As(err, &cdpErr) && (strings.Contains(cdpErr.Message, "navigated or closed") ||
+		strings.Contains(cdpErr.Message, "Execution context was destroyed") || strings.Contains(cdpErr.Message, "Cannot find context"))
 }
 
 // TestUISync: an agent's MCP commit appears on an open canvas; a person's
