@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -155,6 +156,28 @@ func checkLockdown(t *testing.T, ctx context.Context, r *Runner, out string) {
 			}
 			t.Logf("%s: %d processes checked", name, len(pids))
 		}
+	})
+
+	// setup's launcher runs code-server's node with a V8 flag that its
+	// server forks on to each window's extension host and file watcher.
+	t.Run("code-server's node processes carry the launcher's V8 flag", func(t *testing.T) {
+		kinds := map[procstat.Class]int{}
+		for _, pid := range procstat.Group(procstat.Read(), editorPID) {
+			cmdline, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+			args := strings.Split(string(cmdline), "\x00")
+			if err != nil || filepath.Base(args[0]) != "node" {
+				continue // exited meanwhile, or not node (ripgrep, a shell)
+			}
+			c := procstat.ClassOf(pid, false)
+			kinds[c]++
+			if !slices.Contains(args, "--max-semi-space-size=1") {
+				t.Errorf("%s pid %d: no --max-semi-space-size=1 in %q", c.Title(), pid, args)
+			}
+		}
+		if kinds[procstat.ExtensionHost] == 0 || kinds[procstat.FileWatcher] == 0 {
+			t.Errorf("node processes of code-server by kind: %v; want extension hosts and file watchers", kinds)
+		}
+		t.Logf("node processes of code-server checked, by kind: %v", kinds)
 	})
 
 	t.Run("run files are 0600 and folders 0700", func(t *testing.T) {
