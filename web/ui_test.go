@@ -3,7 +3,6 @@ package web
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -14,7 +13,6 @@ import (
 	"time"
 
 	"github.com/go-rod/rod"
-	"github.com/go-rod/rod/lib/cdp"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/zap/zaptest"
 
@@ -266,23 +264,16 @@ func (s *site) page(path string) *rod.Page {
 func waitJS(tb testing.TB, p *rod.Page, expr string) {
 	tb.Helper()
 	tp := p.Timeout(30 * time.Second)
-	err := tp.Wait(rod.Eval(`() => { try { return !!(` + expr + `) } catch (e) { return false } }`))
-	for err != nil && tp.GetContext().Err() == nil && navigatedAway(err) {
-		err = tp.Wait(rod.Eval(`() => { try { return !!(` + expr + `) } catch (e) { return false } }`))
+	holds := rod.Eval(`() => { try { return !!(` + expr + `) } catch (e) { return false } }`)
+	err := tp.Wait(holds)
+	for browser.NavigatedAway(err) && tp.GetContext().Err() == nil {
+		err = tp.Wait(holds)
 	}
 	if err != nil {
 		state, _ := p.Eval(`() => JSON.stringify({df: !!window.df, ready: window.df && df.ready, rev: window.df && df.revision,
 			nodes: window.df && df.cy && df.cy.nodes().length, cytoscape: typeof cytoscape, body: document.body.innerText.slice(0, 300)})`)
 		tb.Fatalf("waiting for %s: %v; page: %v", expr, err, state)
 	}
-}
-
-// navigatedAway reports the errors of a script whose document was
-// replaced while it ran.
-func navigatedAway(err error) bool {
-	var cdpErr *cdp.Error
-	return errors.As(err, &cdpErr) && (strings.Contains(cdpErr.Message, "navigated or closed") ||
-		strings.Contains(cdpErr.Message, "Execution context was destroyed") || strings.Contains(cdpErr.Message, "Cannot find context"))
 }
 
 // TestUISync: an agent's MCP commit appears on an open canvas; a person's

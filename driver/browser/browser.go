@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 
 	"dialogfarm/driver/internal/procenv"
 	"dialogfarm/internal/runfiles"
@@ -203,4 +204,19 @@ func prepareLaunch(cfg Config) (profile string, env []string, err error) {
 		return "", nil, fmt.Errorf("launch chromium: %w", err)
 	}
 	return profile, env, nil
+}
+
+// NavigatedAway reports the DevTools errors of a script whose document a
+// navigation replaced (or whose context was not yet there) while it ran,
+// with either backend: a check that failed so is worth making again in
+// the new document.
+func NavigatedAway(err error) bool {
+	if err == nil {
+		return false
+	}
+	msg := err.Error()
+	return strings.Contains(msg, "Execution context was destroyed") ||
+		strings.Contains(msg, "Cannot find context with specified id") ||
+		strings.Contains(msg, "Cannot find default execution context") ||
+		strings.Contains(msg, "Inspected target navigated or closed")
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -15,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-rod/rod/lib/cdp"
 	"go.uber.org/zap/zaptest"
 
 	"dialogfarm/internal/procstat"
@@ -331,5 +333,22 @@ func TestRenderersPerWindows(t *testing.T) {
 	}
 	if got := (Config{WindowsPerRenderer: 8}).Renderers(16); got != 0 {
 		t.Errorf("a process per window (0) stays so: %d, want 0", got)
+	}
+}
+
+// TestNavigatedAway: the DevTools errors a navigation causes mid-script,
+// as either backend wraps them, are worth a second check; others are not.
+func TestNavigatedAway(t *testing.T) {
+	for err, want := range map[error]bool{
+		nil: false,
+		&cdp.Error{Code: -32000, Message: "Inspected target navigated or closed"}:                     true,
+		fmt.Errorf("eval: %w", &cdp.Error{Code: -32000, Message: "Execution context was destroyed."}): true,
+		errors.New("exception \"Cannot find context with specified id\" (-32000)"):                    true,
+		&cdp.Error{Code: -32000, Message: "Object reference chain is too long"}:                       false,
+		context.DeadlineExceeded: false,
+	} {
+		if got := NavigatedAway(err); got != want {
+			t.Errorf("NavigatedAway(%v) = %v, want %v", err, got, want)
+		}
 	}
 }

@@ -151,22 +151,12 @@ func (w *window) pollPaced(ctx context.Context, p pace, what, js string, args ..
 			return gson.JSON{}, fmt.Errorf("wait until %s: %w", what, activationCause(ctx))
 		case ctx.Err() != nil:
 			return gson.JSON{}, fmt.Errorf("wait until %s: %w", what, context.DeadlineExceeded)
-		case err != nil && !transientEvalError(err):
+		case err != nil && !browser.NavigatedAway(err):
 			return gson.JSON{}, fmt.Errorf("wait until %s: %w", what, err)
 		case err == nil && !res.Nil():
 			return res, nil
 		}
 	}
-}
-
-// transientEvalError reports errors that a page navigation causes while a
-// script is running; polling goes on in the new document.
-func transientEvalError(err error) bool {
-	msg := err.Error()
-	return strings.Contains(msg, "Execution context was destroyed") ||
-		strings.Contains(msg, "Cannot find context with specified id") ||
-		strings.Contains(msg, "Cannot find default execution context") ||
-		strings.Contains(msg, "Inspected target navigated or closed")
 }
 
 // waitFor polls the JS predicate until it holds.
