@@ -92,8 +92,8 @@ type options struct {
 	// Isolation is what a simulator is in the throughput levels: window
 	// (a window of one code-server) or editor (a code-server each).
 	Isolation string
-	// Renderers caps Chromium's renderer processes in the throughput
-	// levels (-1: the driver's default).
+	// Renderers is the renderer processes the windows share in the
+	// throughput levels (-1: the driver's default).
 	Renderers int
 	// StartSpacing, when not negative, is the driver's StartSpacing in
 	// the throughput levels.

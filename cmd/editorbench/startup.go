@@ -32,8 +32,8 @@ type variant struct {
 	// an environment variable before exec'ing tools/code-server.sh tries
 	// one without a build.
 	CodeServer string `json:"code_server,omitempty"`
-	// RendererProcesses, when set, caps Chromium's renderer processes
-	// (0: one per window).
+	// RendererProcesses, when set, is the renderer processes the windows
+	// share (0: one per window).
 	RendererProcesses *int `json:"renderer_processes,omitempty"`
 }
 

@@ -25,8 +25,9 @@ type Config struct {
 	Width, Height int
 	// Backend is the library that speaks the DevTools protocol.
 	Backend Backend
-	// RendererProcesses caps Chromium's renderer processes; the windows
-	// share them (0: Chromium's default, a process per window). All of a
+	// RendererProcesses is how many renderer processes the windows
+	// share, each about as many as the others (windowGroups; 0: a
+	// process per window, as Chromium does by default). All of a
 	// window's frames then run in one shared V8 heap and main thread with
 	// the other windows', which cost less CPU and memory than a process
 	// each: editorbench, 1 and 4 sims x 12 configs, 2 s model, a process
@@ -112,8 +113,14 @@ type browser interface {
 	// NewWindow opens a separate window (not a background tab: background
 	// tabs are throttled) with focus emulation on, so that several
 	// simulators can each believe they have focus, and JavaScript dialogs
-	// accepted as they open.
-	NewWindow(ctx context.Context) (Page, error)
+	// accepted as they open. Without beside, the window opens as a tab
+	// opened by hand does, in a browsing instance of its own, and
+	// Chromium gives it a renderer process of its own. Beside a window of
+	// the same browser, it opens from that window's page (openBesideJS),
+	// in its browsing instance, where one site's pages share one process:
+	// the window loads the workbench in the process beside's workbench
+	// runs in.
+	NewWindow(ctx context.Context, beside Page) (Page, error)
 	// StartupDone reports whether Chromium has ended its start-up (see
 	// endStartup).
 	StartupDone(ctx context.Context) (bool, error)
@@ -219,4 +226,11 @@ func NavigatedAway(err error) bool {
 		strings.Contains(msg, "Cannot find context with specified id") ||
 		strings.Contains(msg, "Cannot find default execution context") ||
 		strings.Contains(msg, "Inspected target navigated or closed")
+}
+
+// openBesideJS opens a blank window of w x h from the page it runs in,
+// for NewWindow beside that page. It runs as a user's gesture, which
+// popup blocking lets through.
+func openBesideJS(w, h int) string {
+	return fmt.Sprintf(`void window.open("about:blank", "_blank", "popup,width=%d,height=%d")`, w, h)
 }

@@ -108,10 +108,13 @@ func rendererCmdlines(t *testing.T, browserPID int, see func(cmdline string)) in
 	return renderers
 }
 
-// TestWindowsShareRenderers opens three windows on one site in a browser
-// per RendererProcesses setting and counts Chromium's renderer processes
-// once its start-up has ended (and the page that ended it has closed): a
-// process per window without a cap, one for all three with a cap of 1.
+// TestWindowsShareRenderers opens windows on one site in a browser per
+// RendererProcesses setting, all before Chromium's start-up has ended,
+// and counts Chromium's renderer processes once it has (and the page that
+// ended it has closed): a process per window for 0, one for all three
+// windows for 1, and for 2 two processes of two windows each (with
+// Chromium's --renderer-process-limit=2 the four windows opened while
+// the start-up page had a renderer of its own all went to one process).
 // Each window reads its V8 heap limit: low-end device mode's 272 MiB, or
 // RendererHeapMiB; each renderer's command line carries jsFlags' switches
 // that turn V8's optimising compilers off, unless OptimizingJIT, and that
@@ -123,14 +126,20 @@ func TestWindowsShareRenderers(t *testing.T) {
 	}))
 	defer srv.Close()
 	for _, c := range []struct {
-		limit, min, max, heapMiB int
-		jit                      bool
-	}{{limit: 0, min: 3, max: 99}, {limit: 1, min: 1, max: 1, heapMiB: 768, jit: true}} {
-		t.Run(fmt.Sprintf("limit=%d", c.limit), func(t *testing.T) {
+		limit, windows, min, max, heapMiB int
+		jit                               bool
+		backend                           Backend
+	}{
+		{limit: 0, windows: 3, min: 3, max: 99, backend: BackendRod},
+		{limit: 1, windows: 3, min: 1, max: 1, heapMiB: 768, jit: true, backend: BackendRod},
+		{limit: 2, windows: 4, min: 2, max: 2, backend: BackendRod},
+		{limit: 2, windows: 4, min: 2, max: 2, backend: BackendChromedp},
+	} {
+		t.Run(fmt.Sprintf("limit=%d/%s", c.limit, c.backend), func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
 			cfg := DefaultConfig()
-			cfg.Dir, cfg.RendererProcesses, cfg.RendererHeapMiB, cfg.OptimizingJIT = t.TempDir(), c.limit, c.heapMiB, c.jit
+			cfg.Dir, cfg.RendererProcesses, cfg.RendererHeapMiB, cfg.OptimizingJIT, cfg.Backend = t.TempDir(), c.limit, c.heapMiB, c.jit, c.backend
 			wantHeap := [2]float64{260, 290}
 			if c.heapMiB > 0 {
 				wantHeap = [2]float64{float64(c.heapMiB), float64(c.heapMiB) * 1.2}
@@ -140,12 +149,18 @@ func TestWindowsShareRenderers(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer br.Close()
-			for i := range 3 {
+			// As a run does, the windows open blank first and load
+			// their pages afterwards.
+			pages := make([]Page, c.windows)
+			for i := range pages {
 				p, err := br.NewWindow(ctx)
 				if err != nil {
 					t.Fatal(err)
 				}
 				defer p.Close()
+				pages[i] = p
+			}
+			for i, p := range pages {
 				path := fmt.Sprintf("/w%d", i)
 				if err := p.Navigate(ctx, srv.URL+path); err != nil {
 					t.Fatal(err)
@@ -173,7 +188,7 @@ func TestWindowsShareRenderers(t *testing.T) {
 			for n := rendererCmdlines(t, br.PID(), func(string) {}); n > c.max; n = rendererCmdlines(t, br.PID(), func(string) {}) {
 				select {
 				case <-ctx.Done():
-					t.Fatalf("%d renderer processes for 3 windows with RendererProcesses %d once start-up ended, want at most %d", n, c.limit, c.max)
+					t.Fatalf("%d renderer processes for %d windows with RendererProcesses %d once start-up ended, want at most %d", n, c.windows, c.limit, c.max)
 				case <-tick.C:
 				}
 			}
@@ -191,7 +206,13 @@ func TestWindowsShareRenderers(t *testing.T) {
 					}
 				}
 			}); n < c.min || n > c.max {
-				t.Errorf("%d renderer processes for 3 windows with RendererProcesses %d, want %d to %d", n, c.limit, c.min, c.max)
+				t.Errorf("%d renderer processes for %d windows with RendererProcesses %d, want %d to %d", n, c.windows, c.limit, c.min, c.max)
+			}
+			if c.limit > 0 {
+				sizes := br.windows.sizes()
+				if slices.Max(sizes)-slices.Min(sizes) > 1 || len(sizes) != c.limit {
+					t.Errorf("windows per process %v, want %d processes of about %d windows", sizes, c.limit, c.windows/c.limit)
+				}
 			}
 		})
 	}

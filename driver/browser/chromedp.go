@@ -112,6 +112,13 @@ func launchChromedp(ctx context.Context, cfg Config, log *zap.Logger) (*cdpBrows
 		cancelAlloc()
 		return nil, fmt.Errorf("launch chromium %s: %w", cfg.Bin, err)
 	}
+	// The browser's session announces new targets: a window opened
+	// beside another (openBeside) is known by its opener.
+	if _, err := chromedp.CallBrowser(bctx, target.SetDiscoverTargets, target.SetDiscoverTargetsParams{Discover: true}); err != nil {
+		cancel()
+		cancelAlloc()
+		return nil, fmt.Errorf("have chromium announce new windows: %w", err)
+	}
 	b := &cdpBrowser{cfg: cfg, ctx: bctx, cancel: cancel, cancelAlloc: cancelAlloc, version: v.Product}
 	if p := chromedp.FromContext(bctx).Browser.Process(); p != nil {
 		b.pid = p.Pid
@@ -169,21 +176,36 @@ func (b *cdpBrowser) Close() {
 	b.dialogs.Wait()
 }
 
-// NewWindow opens a separate window (see browser) and attaches to it.
-func (b *cdpBrowser) NewWindow(ctx context.Context) (Page, error) {
+// NewWindow opens a separate window, beside another when it is set (see
+// browser), and attaches to it.
+func (b *cdpBrowser) NewWindow(ctx context.Context, beside Page) (Page, error) {
 	w, h := int64(b.cfg.Width), int64(b.cfg.Height)
-	newWindow := true
-	t, err := cdp.Call(ctx, chromedp.FromContext(b.ctx).Browser, target.CreateTarget,
-		target.CreateTargetParams{URL: "about:blank", NewWindow: &newWindow, Width: w, Height: h})
-	if err != nil {
-		return nil, fmt.Errorf("open browser window: %w", err)
+	var id target.ID
+	if beside == nil {
+		newWindow := true
+		t, err := cdp.Call(ctx, chromedp.FromContext(b.ctx).Browser, target.CreateTarget,
+			target.CreateTargetParams{URL: "about:blank", NewWindow: &newWindow, Width: w, Height: h})
+		if err != nil {
+			return nil, fmt.Errorf("open browser window: %w", err)
+		}
+		id = t.TargetID
+	} else {
+		from, ok := beside.(*cdpPage)
+		if !ok {
+			return nil, fmt.Errorf("open a window beside a %T: not a chromedp window", beside)
+		}
+		var err error
+		if id, err = b.openBeside(ctx, from); err != nil {
+			return nil, err
+		}
 	}
 	// The tab's context lives until Close: chromedp closes a tab when its
 	// context ends, so calls get the caller's deadline through cdp.Call
 	// on the tab's session, never through the tab's context.
-	tctx, cancel := chromedp.NewContext(b.ctx, chromedp.WithTargetID(t.TargetID))
+	tctx, cancel := chromedp.NewContext(b.ctx, chromedp.WithTargetID(id))
 	attached := make(chan error, 1)
 	go func() { attached <- chromedp.Do(tctx) }()
+	var err error
 	select {
 	case err = <-attached:
 	case <-ctx.Done():
@@ -214,6 +236,36 @@ func (b *cdpBrowser) NewWindow(ctx context.Context) (Page, error) {
 		}
 	}()
 	return p, nil
+}
+
+// openBeside opens a window from the window from (openBesideJS) (see
+// browser.NewWindow) and returns the new window's target, once the
+// browser has announced it.
+func (b *cdpBrowser) openBeside(ctx context.Context, from *cdpPage) (target.ID, error) {
+	lctx, stop := context.WithCancel(b.ctx)
+	defer stop()
+	opened := make(chan target.ID, 1)
+	err := chromedp.ListenBrowser(lctx, func(ev any) {
+		if e, ok := ev.(*target.EventTargetCreated); ok && e.TargetInfo.OpenerID == from.t.TargetID {
+			select {
+			case opened <- e.TargetInfo.TargetID:
+			default:
+			}
+		}
+	})
+	if err != nil {
+		return "", fmt.Errorf("listen for the window opened beside another: %w", err)
+	}
+	yes := true
+	if _, err := cdp.Call(ctx, from.t, runtime.Evaluate, runtime.EvaluateParams{Expression: openBesideJS(b.cfg.Width, b.cfg.Height), UserGesture: &yes}); err != nil {
+		return "", fmt.Errorf("open a browser window beside another: %w", err)
+	}
+	select {
+	case id := <-opened:
+		return id, nil
+	case <-ctx.Done():
+		return "", fmt.Errorf("wait for the browser window opened beside another: %w", ctx.Err())
+	}
 }
 
 // cdpPage is a window driven with chromedp.

@@ -92,9 +92,8 @@ func chromiumFlags(cfg Config) []chromiumFlag {
 		// at 4 sims: Chromium 1582 -> 1536 MiB; each window's heap keeps
 		// its limit (RendererHeapMiB), near which V8 grows it less.
 		{Name: "js-flags", Value: jsFlags(cfg)},
-	}
-	if cfg.RendererProcesses > 0 {
-		flags = append(flags, chromiumFlag{Name: "renderer-process-limit", Value: strconv.Itoa(cfg.RendererProcesses)})
+		// No --renderer-process-limit: Config.RendererProcesses is kept
+		// by how windows open (windowGroups), which a cap would undo.
 	}
 	return flags
 }

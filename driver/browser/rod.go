@@ -76,9 +76,17 @@ func LaunchRod(ctx context.Context, cfg Config, log *zap.Logger) (*RodBrowser, e
 func (b *RodBrowser) Version() string { return b.version }
 
 // NewWindow opens a window for the workbench's steps (see
-// Chromium.NewWindow).
-func (b *RodBrowser) NewWindow(ctx context.Context) (Page, error) {
-	p, err := b.NewPage(ctx)
+// browser.NewWindow).
+func (b *RodBrowser) NewWindow(ctx context.Context, beside Page) (Page, error) {
+	var from *rod.Page
+	if beside != nil {
+		rp, ok := beside.(rodPage)
+		if !ok {
+			return nil, fmt.Errorf("open a window beside a %T: not a rod window", beside)
+		}
+		from = rp.p
+	}
+	p, err := b.openPage(ctx, from)
 	if err != nil {
 		return nil, err
 	}
@@ -87,16 +95,36 @@ func (b *RodBrowser) NewWindow(ctx context.Context) (Page, error) {
 
 // NewPage opens a separate window as NewWindow does, as a rod page for
 // callers that drive it with rod itself.
-func (b *RodBrowser) NewPage(ctx context.Context) (*rod.Page, error) {
+func (b *RodBrowser) NewPage(ctx context.Context) (*rod.Page, error) { return b.openPage(ctx, nil) }
+
+// openPage opens a window, beside from when it is set (see
+// browser.NewWindow), and sets it up for the driver.
+func (b *RodBrowser) openPage(ctx context.Context, from *rod.Page) (*rod.Page, error) {
 	w, h := b.cfg.Width, b.cfg.Height
-	br := b.rod.Context(ctx)
-	t, err := proto.TargetCreateTarget{URL: "about:blank", NewWindow: true, Width: &w, Height: &h}.Call(br)
-	if err != nil {
-		return nil, fmt.Errorf("open browser window: %w", err)
-	}
-	page, err := b.rod.PageFromTarget(t.TargetID)
-	if err != nil {
-		return nil, fmt.Errorf("attach to browser window: %w", err)
+	var page *rod.Page
+	if from == nil {
+		t, err := proto.TargetCreateTarget{URL: "about:blank", NewWindow: true, Width: &w, Height: &h}.Call(b.rod.Context(ctx))
+		if err != nil {
+			return nil, fmt.Errorf("open browser window: %w", err)
+		}
+		if page, err = b.rod.PageFromTarget(t.TargetID); err != nil {
+			return nil, fmt.Errorf("attach to browser window: %w", err)
+		}
+	} else {
+		fc := from.Context(ctx)
+		opened := fc.WaitOpen()
+		if _, err := (proto.RuntimeEvaluate{Expression: openBesideJS(w, h), UserGesture: true}).Call(fc); err != nil {
+			return nil, fmt.Errorf("open a browser window beside another: %w", err)
+		}
+		p, err := opened()
+		if err == nil {
+			err = ctx.Err()
+		}
+		if err != nil {
+			return nil, fmt.Errorf("attach to the browser window opened beside another: %w", err)
+		}
+		// The window outlives this call, as one CreateTarget opened does.
+		page = p.Context(b.rod.GetContext())
 	}
 	pc := page.Context(ctx)
 	if err := (proto.EmulationSetFocusEmulationEnabled{Enabled: true}).Call(pc); err != nil {

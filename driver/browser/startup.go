@@ -13,13 +13,21 @@ import (
 type Chromium struct {
 	b       browser
 	startup *startup
+	windows *windowGroups // nil: a renderer process per window
 }
 
 // NewWindow opens a separate window (not a background tab: background
 // tabs are throttled) with focus emulation on, so that several
 // simulators can each believe they have focus, and JavaScript dialogs
-// accepted as they open.
-func (c *Chromium) NewWindow(ctx context.Context) (Page, error) { return c.b.NewWindow(ctx) }
+// accepted as they open. With Config.RendererProcesses set, the window
+// joins the process that has the fewest windows (windowGroups);
+// otherwise it gets a process of its own.
+func (c *Chromium) NewWindow(ctx context.Context) (Page, error) {
+	if c.windows == nil {
+		return c.b.NewWindow(ctx, nil)
+	}
+	return c.windows.open(ctx, c.b)
+}
 
 // PID is the browser's main process id (the leader of its process group).
 func (c *Chromium) PID() int { return c.b.PID() }
@@ -69,7 +77,7 @@ func Launch(ctx context.Context, cfg Config, log *zap.Logger) (*Chromium, error)
 		b.Close()
 		return nil, err
 	}
-	return &Chromium{b: b, startup: s}, nil
+	return &Chromium{b: b, startup: s, windows: newWindowGroups(cfg.RendererProcesses, log)}, nil
 }
 
 // startup is Chromium's start-up as the windows see it: ended is closed

@@ -37,7 +37,7 @@ func (b *closingBrowser) StartupDone(ctx context.Context) (bool, error) {
 }
 
 func (b *closingBrowser) OpenApart(context.Context, string) (func(), error) { return func() {}, nil }
-func (b *closingBrowser) NewWindow(context.Context) (Page, error) {
+func (b *closingBrowser) NewWindow(context.Context, Page) (Page, error) {
 	return nil, errors.New("no windows")
 }
 func (b *closingBrowser) PID() int        { return 0 }

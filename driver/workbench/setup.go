@@ -9,6 +9,7 @@ import (
 
 	"dialogfarm/adapter"
 	"dialogfarm/dialog"
+	"dialogfarm/driver/browser"
 )
 
 // setupSteps opens the workspace and file, places the cursor, selects, and
@@ -22,7 +23,7 @@ func (s *Session) setupSteps(cfg dialog.ChatConfig, a *adapter.Adapter, src *sou
 	}
 	if s.turns != nil {
 		steps = append(steps, Step{Name: "ui_turn", Do: func(ctx context.Context) error {
-			s.turnEnd = s.turns.take(ctx)
+			s.turnEnd = s.turns.take(ctx, browser.Renderer(s.win.page))
 			return nil
 		}})
 	}

@@ -22,8 +22,8 @@ const UITurnWait = 1500 * time.Millisecond
 // the others wait for the model. A nil *UITurns (a renderer process per
 // window) never waits.
 type UITurns struct {
-	held chan struct{} // a token per turn being taken now
-	wait time.Duration // the longest a window waits for a turn
+	held []chan struct{} // per renderer process, its turn while a window takes it
+	wait time.Duration   // the longest a window waits for a turn
 }
 
 // NewUITurns returns turns for the given number of windows on the given
@@ -33,22 +33,29 @@ func NewUITurns(windows, processes int) *UITurns {
 	if processes <= 0 || windows <= processes {
 		return nil
 	}
-	return &UITurns{held: make(chan struct{}, processes), wait: UITurnWait}
+	t := &UITurns{held: make([]chan struct{}, processes), wait: UITurnWait}
+	for i := range t.held {
+		t.held[i] = make(chan struct{}, 1)
+	}
+	return t
 }
 
-// take waits for a turn, until t.wait has passed or ctx ends, and returns
-// the function that ends it (once, however often it is called). A window
-// that waited t.wait goes on without a turn; its function does nothing.
-func (t *UITurns) take(ctx context.Context) func() {
-	if t == nil {
+// take waits for the turn at the given renderer process (its index, as
+// browser.Renderer gives it; -1: a process of the window's own), until
+// t.wait has passed or ctx ends, and returns the function that ends it
+// (once, however often it is called). A window that waited t.wait goes
+// on without a turn; its function does nothing.
+func (t *UITurns) take(ctx context.Context, process int) func() {
+	if t == nil || process < 0 {
 		return func() {}
 	}
+	held := t.held[process%len(t.held)]
 	timer := time.NewTimer(t.wait)
 	defer timer.Stop()
 	select {
-	case t.held <- struct{}{}:
+	case held <- struct{}{}:
 		var once sync.Once
-		return func() { once.Do(func() { <-t.held }) }
+		return func() { once.Do(func() { <-held }) }
 	case <-timer.C:
 	case <-ctx.Done():
 	}
