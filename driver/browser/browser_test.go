@@ -209,13 +209,24 @@ func TestWindowsShareRenderers(t *testing.T) {
 				t.Errorf("%d renderer processes for %d windows with RendererProcesses %d, want %d to %d", n, c.windows, c.limit, c.min, c.max)
 			}
 			if c.limit > 0 {
-				sizes := br.windows.sizes()
+				sizes := groupSizes(br.windows)
 				if slices.Max(sizes)-slices.Min(sizes) > 1 || len(sizes) != c.limit {
 					t.Errorf("windows per process %v, want %d processes of about %d windows", sizes, c.limit, c.windows/c.limit)
 				}
 			}
 		})
 	}
+}
+
+// groupSizes are the live windows of each of g's groups.
+func groupSizes(g *windowGroups) []int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	out := make([]int, len(g.groups))
+	for i, ws := range g.groups {
+		out[i] = len(ws)
+	}
+	return out
 }
 
 // waitTrue evaluates the predicate js in p until it returns true, and

@@ -114,14 +114,3 @@ func (g *windowGroups) leave(w *groupWindow) {
 		g.groups[i] = slices.DeleteFunc(ws, func(x *groupWindow) bool { return x == w })
 	}
 }
-
-// sizes are the live windows of each group.
-func (g *windowGroups) sizes() []int {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	out := make([]int, len(g.groups))
-	for i, ws := range g.groups {
-		out[i] = len(ws)
-	}
-	return out
-}
