@@ -238,8 +238,8 @@ func (b *cdpBrowser) NewWindow(ctx context.Context, beside Page) (Page, error) {
 	return p, nil
 }
 
-// openBeside opens a window from the window from (openBesideJS) (see
-// browser.NewWindow) and returns the new window's target, once the
+// openBeside has the page of from open a window (openBesideJS, see
+// browser.NewWindow) and returns the new window's target once the
 // browser has announced it.
 func (b *cdpBrowser) openBeside(ctx context.Context, from *cdpPage) (target.ID, error) {
 	lctx, stop := context.WithCancel(b.ctx)
