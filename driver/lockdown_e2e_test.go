@@ -238,6 +238,9 @@ func checkLockdown(t *testing.T, ctx context.Context, r *Runner, out string) {
 // machine) created them over minutes. Both checks count from the end of
 // that phase (the mark code/didCreateWorkbenchContributions/4), so the
 // negative one cannot pass merely because the runner did not exist yet.
+// The windows that saw no idle time were opened beside the simulator's
+// window, in its renderer process; the check's windows have processes of
+// their own (the setting it checks is code-server's, whatever the process).
 func checkNoAutomaticTasks(t *testing.T, ctx context.Context, r *Runner, out string) {
 	repo, marker := t.TempDir(), filepath.Join(t.TempDir(), "task-ran")
 	tasks := `{"version": "2.0.0", "tasks": [{"label": "dialogfarm-autorun", "type": "process",
@@ -264,7 +267,7 @@ func checkNoAutomaticTasks(t *testing.T, ctx context.Context, r *Runner, out str
 	open := func() func() {
 		wctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 		defer cancel()
-		page, err := r.browser.NewWindow(wctx)
+		page, err := r.browser.NewLoneWindow(wctx)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -29,6 +29,14 @@ func (c *Chromium) NewWindow(ctx context.Context) (Page, error) {
 	return c.windows.open(ctx, c.b)
 }
 
+// NewLoneWindow opens a window as NewWindow does, but always in a renderer
+// process of its own, outside Config.RendererProcesses' groups: a window
+// that must not share the main thread of the windows that drive the
+// dialogues (a check beside them).
+func (c *Chromium) NewLoneWindow(ctx context.Context) (Page, error) {
+	return c.b.NewWindow(ctx, nil)
+}
+
 // PID is the browser's main process id (the leader of its process group).
 func (c *Chromium) PID() int { return c.b.PID() }
 

@@ -94,3 +94,29 @@ func TestWindowGroups(t *testing.T) {
 		t.Error("a page NewWindow did not open has a renderer index")
 	}
 }
+
+// TestNewLoneWindow: a lone window opens on its own, joins no process's
+// group, and leaves the groups as they were.
+func TestNewLoneWindow(t *testing.T) {
+	ctx := context.Background()
+	b := &windowsBrowser{}
+	c := &Chromium{b: b, windows: newWindowGroups(1, zaptest.NewLogger(t))}
+	first, err := c.NewWindow(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lone, err := c.NewLoneWindow(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	next, err := c.NewWindow(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []int{-1, -1, 0}; !slices.Equal(b.beside, want) {
+		t.Errorf("windows opened beside %v, want %v", b.beside, want)
+	}
+	if got := []int{Renderer(first), Renderer(lone), Renderer(next)}; !slices.Equal(got, []int{0, -1, 0}) {
+		t.Errorf("renderers of the first, the lone and the next window: %v, want [0 -1 0]", got)
+	}
+}
