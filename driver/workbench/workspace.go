@@ -1,18 +1,24 @@
 package workbench
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"os"
 	"path/filepath"
 
 	"dialogfarm/adapter"
 	"dialogfarm/internal/runfiles"
 )
 
-// workspaceFile writes (once) a .code-workspace that opens repo with the
-// plugin pointed at this session's capture URL. The per-session file is
-// what lets several windows on one code-server talk to separate sessions.
+// workspaceFile writes a .code-workspace that opens repo with the plugin
+// pointed at this session's capture URL. The per-session file is what lets
+// several windows on one code-server talk to separate sessions. The file
+// is written only when it is missing or its content changes, and then
+// atomically: a window that shows the workspace watches its file (through
+// code-server), and every write made it read the workspace again, and a
+// read during a plain write's truncation found no folder in it.
 func (s *Session) workspaceFile(repo string) (string, error) {
 	abs, err := filepath.Abs(repo)
 	if err != nil {
@@ -38,7 +44,10 @@ func (s *Session) workspaceFile(repo string) (string, error) {
 	if err := runfiles.MkdirAll(filepath.Dir(path)); err != nil {
 		return "", err
 	}
-	return path, runfiles.WriteFile(path, data)
+	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, data) {
+		return path, nil
+	}
+	return path, runfiles.WriteAtomic(path, data)
 }
 
 // vars are the values of the adapters' placeholders in this session.
