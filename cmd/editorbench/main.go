@@ -108,10 +108,15 @@ type options struct {
 	// Startup is how many start-up runs to measure (0: none); with it,
 	// nothing else is measured. StartupWindows is the windows each run
 	// opens one after the other, StartupAlt a variant file the runs
-	// alternate with the defaults.
+	// alternate with the defaults. StartupSettle, when positive, is how
+	// long each window is left after its first dialogue before its warm
+	// ones, so that the work the workbench defers until after it is
+	// ready (its last start-up phases, run in idle time) counts in its
+	// start.
 	Startup        int
 	StartupWindows int
 	StartupAlt     string
+	StartupSettle  time.Duration
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
@@ -137,6 +142,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	summary := fs.String("summary", "", "print only the farm summary of earlier -json reports (comma-separated files): one table of their levels and all their targets")
 	fs.IntVar(&o.Startup, "startup", 0, "measure only where a window's start-up CPU goes, over this many fresh starts (code-server, Chromium, each window's first dialogue and warm ones, CPU by process from /proc)")
 	fs.IntVar(&o.StartupWindows, "startup-windows", 2, "windows each -startup run opens, one after the other")
+	fs.DurationVar(&o.StartupSettle, "startup-settle", 0, "with -startup: leave each window this long after its first dialogue, counted in its start (the workbench's deferred start-up work), and then all windows as long again at the end, to take their idle cost off")
 	fs.StringVar(&o.StartupAlt, "startup-alt", "", "a variant for -startup to alternate with the defaults: JSON {name, settings (user settings over the defaults), chromium (browser binary), code_server (its launcher), renderer_processes}")
 	browsers := fs.String("browser", string(browser.BackendRod), "browser backends to measure, comma-separated: rod, chromedp")
 	if err := fs.Parse(args); err != nil {
@@ -165,8 +171,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		}
 		o.Browsers = append(o.Browsers, b)
 	}
-	if o.Startup < 0 || o.StartupWindows < 1 {
-		return o, errors.New("-startup must be at least 0, -startup-windows at least 1")
+	if o.Startup < 0 || o.StartupWindows < 1 || o.StartupSettle < 0 {
+		return o, errors.New("-startup must be at least 0, -startup-windows at least 1, -startup-settle not negative")
 	}
 	if o.Runs < 1 || o.PerSession < 1 || o.Rounds < 0 {
 		return o, errors.New("-runs and -per-session must be at least 1, -rounds at least 0")

@@ -79,6 +79,25 @@ func readVariant(path string) (variant, error) {
 // one's to leave what loading the window cost.
 const warmDialogues = 2
 
+// idlePhase is the span at the end of a start-up run with -startup-settle
+// in which every window only waits, as long as a settle.
+const idlePhase = "all windows idle"
+
+// settle waits d (the windows are left alone), or until ctx ends.
+func settle(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("leave the windows to settle: %w", ctx.Err())
+	}
+}
+
 // startupPhase is what one span of a start-up run cost.
 type startupPhase struct {
 	Name    string             `json:"name"`
@@ -105,8 +124,9 @@ type startupRun struct {
 // startupFigures are -startup's results: every run, and medians by
 // variant, phase and process class.
 type startupFigures struct {
-	Windows int          `json:"windows"`
-	Runs    []startupRun `json:"runs"`
+	Windows int           `json:"windows"`
+	Settle  time.Duration `json:"settle_ns"` // -startup-settle
+	Runs    []startupRun  `json:"runs"`
 }
 
 // measureStartup runs opts.Startup start-up runs, alternating the
@@ -120,7 +140,7 @@ func (b *bench) measureStartup(ctx context.Context) (*startupFigures, error) {
 		}
 		vs = append(vs, alt)
 	}
-	fig := &startupFigures{Windows: b.opts.StartupWindows}
+	fig := &startupFigures{Windows: b.opts.StartupWindows, Settle: b.opts.StartupSettle}
 	for i := range b.opts.Startup {
 		for _, v := range vs {
 			t0 := time.Now()
@@ -219,11 +239,24 @@ func (b *bench) startupRun(ctx context.Context, i int, v variant) (res startupRu
 				res.OK = false
 				b.progress("%s", describeFailure(fmt.Sprintf("start-up run %d (%s), window %d", i, v.Name, w), d))
 			}
+			if k == 0 {
+				if err := settle(ctx, b.opts.StartupSettle); err != nil {
+					return res, err
+				}
+			}
 			rss.sample(runFolderPIDs(out)())
 			spans = append(spans, time.Now())
 		}
 		phase(fmt.Sprintf("window %d first", w), spans[0], spans[1])
 		phase(fmt.Sprintf("window %d warm", w), spans[1], spans[len(spans)-1])
+	}
+	if b.opts.StartupSettle > 0 {
+		t := time.Now()
+		if err := settle(ctx, b.opts.StartupSettle); err != nil {
+			return res, err
+		}
+		rss.sample(runFolderPIDs(out)())
+		phase(idlePhase, t, time.Now())
 	}
 	stop()
 	res.Children = childrenCPU() - children
@@ -309,6 +342,11 @@ func (f *startupFigures) print(w *strings.Builder) {
 				first, ok1 := ph(r, fmt.Sprintf("window %d first", k))
 				warm, ok2 := ph(r, fmt.Sprintf("window %d warm", k))
 				c := first.CPU - warm.CPU/warmDialogues
+				// With a settle, the k-1 windows opened before idled
+				// through it: their share of the idle span is taken off.
+				if idle, ok := ph(r, idlePhase); ok && f.Windows > 0 {
+					c -= idle.CPU * float64(k-1) / float64(f.Windows)
+				}
 				if k == 1 {
 					st, ok := ph(r, "start")
 					c, ok1 = c+st.CPU, ok1 && ok
@@ -318,6 +356,9 @@ func (f *startupFigures) print(w *strings.Builder) {
 			what := "an extra window's start (its first dialogue less a warm one)"
 			if k == 1 {
 				what = "the first window's start (start + its first dialogue less a warm one)"
+			}
+			if f.Settle > 0 {
+				what = strings.Replace(what, "its first dialogue less a warm one", fmt.Sprintf("its first dialogue and %v of settling, less a warm one and the other windows' idle cost", f.Settle), 1)
 			}
 			s := summarize(collect(runs, cost))
 			fmt.Fprintf(w, "window %d: %s: median %.2f CPU-s (min %.2f, max %.2f, n %d)\n", k, what, s.Median, s.Min, s.Max, s.N)
