@@ -85,17 +85,13 @@ const idlePhase = "all windows idle"
 
 // settle waits d (the windows are left alone), or until ctx ends.
 func settle(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return nil
+	wait, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	<-wait.Done()
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("leave the windows to settle: %w", err)
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("leave the windows to settle: %w", ctx.Err())
-	}
+	return nil
 }
 
 // startupPhase is what one span of a start-up run cost.
