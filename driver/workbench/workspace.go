@@ -18,7 +18,7 @@ import (
 // is written only when it is missing or its content changes, and then
 // atomically: a window that shows the workspace watches its file (through
 // code-server), and every write made it read the workspace again, and a
-// read during a plain write's truncation found no folder in it.
+// read during a plain write's truncation would find no folder in it.
 func (s *Session) workspaceFile(repo string) (string, error) {
 	abs, err := filepath.Abs(repo)
 	if err != nil {
