@@ -158,9 +158,10 @@ func checkLockdown(t *testing.T, ctx context.Context, r *Runner, out string) {
 		}
 	})
 
-	// setup's launcher runs code-server's node with a V8 flag that its
-	// server forks on to each window's extension host and file watcher.
-	t.Run("code-server's node processes carry the launcher's V8 flag", func(t *testing.T) {
+	// setup's launcher runs code-server's node with a V8 flag and a glibc
+	// malloc setting that its server forks on to each window's extension
+	// host and file watcher.
+	t.Run("code-server's node processes carry the launcher's V8 flag and malloc setting", func(t *testing.T) {
 		kinds := map[procstat.Class]int{}
 		for _, pid := range procstat.Group(procstat.Read(), editorPID) {
 			cmdline, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
@@ -172,6 +173,10 @@ func checkLockdown(t *testing.T, ctx context.Context, r *Runner, out string) {
 			kinds[c]++
 			if !slices.Contains(args, "--max-semi-space-size=1") {
 				t.Errorf("%s pid %d: no --max-semi-space-size=1 in %q", c.Title(), pid, args)
+			}
+			env, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+			if !slices.Contains(strings.Split(string(env), "\x00"), "MALLOC_ARENA_MAX=2") {
+				t.Errorf("%s pid %d: no MALLOC_ARENA_MAX=2 in its environment", c.Title(), pid)
 			}
 		}
 		if kinds[procstat.ExtensionHost] == 0 || kinds[procstat.FileWatcher] == 0 {

@@ -80,8 +80,18 @@ fi
 # and 1.45; extension host 0.17-0.18 against 0.16-0.19). --no-opt --no-maglev
 # saved 7 MiB more per window but would slow a plugin's own hot code in
 # the extension host; they are not set.
+# MALLOC_ARENA_MAX=2: glibc's malloc keeps at most 2 arenas (not 8 per
+# core) in the processes that inherit the environment. Fresh 16-window
+# editorbench runs (-sessions 1,16 -per-session 3, 10 s model, load 2.3-3.2):
+# code-server's process group peaked at 174-176 MiB per extra window
+# against 184-186 without it (2 and 3 runs; code-server and Chromium 307
+# and 318 MiB against 320-325), at 3.15 and 3.23 CPU-s per dialogue over
+# the 16-window run against 3.08-3.23. Adding MALLOC_MMAP_THRESHOLD_ and
+# MALLOC_TRIM_THRESHOLD_ of 128 KiB made it 169 (2 runs), but at 3.29 and
+# 3.33 CPU-s per dialogue against 3.08-3.23, so they are not set.
 cat >"$TOOLS/code-server.sh" <<WRAP
 #!/usr/bin/env bash
+export MALLOC_ARENA_MAX=2
 exec "$NODE_HOME/bin/node" --max-semi-space-size=1 "$CS_DIR/node_modules/code-server/out/node/entry.js" "\$@"
 WRAP
 chmod +x "$TOOLS/code-server.sh"
