@@ -174,7 +174,10 @@ func checkLockdown(t *testing.T, ctx context.Context, r *Runner, out string) {
 			if !slices.Contains(args, "--max-semi-space-size=1") {
 				t.Errorf("%s pid %d: no --max-semi-space-size=1 in %q", c.Title(), pid, args)
 			}
-			env, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+			env, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+			if err != nil {
+				continue // exited meanwhile
+			}
 			if !slices.Contains(strings.Split(string(env), "\x00"), "MALLOC_ARENA_MAX=2") {
 				t.Errorf("%s pid %d: no MALLOC_ARENA_MAX=2 in its environment", c.Title(), pid)
 			}

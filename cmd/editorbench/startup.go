@@ -349,12 +349,13 @@ func (f *startupFigures) print(w *strings.Builder) {
 				}
 				return c, ok1 && ok2
 			}
-			what := "an extra window's start (its first dialogue less a warm one)"
-			if k == 1 {
-				what = "the first window's start (start + its first dialogue less a warm one)"
-			}
+			counted := "its first dialogue less a warm one"
 			if f.Settle > 0 {
-				what = strings.Replace(what, "its first dialogue less a warm one", fmt.Sprintf("its first dialogue and %v of settling, less a warm one and the other windows' idle cost", f.Settle), 1)
+				counted = fmt.Sprintf("its first dialogue and %v of settling, less a warm one and the other windows' idle cost", f.Settle)
+			}
+			what := "an extra window's start (" + counted + ")"
+			if k == 1 {
+				what = "the first window's start (start + " + counted + ")"
 			}
 			s := summarize(collect(runs, cost))
 			fmt.Fprintf(w, "window %d: %s: median %.2f CPU-s (min %.2f, max %.2f, n %d)\n", k, what, s.Median, s.Min, s.Max, s.N)
