@@ -84,6 +84,8 @@ func (st readyState) String() string {
 // one; the same address loaded again shows it. So a workbench that is ready
 // but for the explorer's folder is loaded again, once: after emptyGrace
 // showing that welcome, or after grace showing nothing (grace 0: never).
+// The warning carries the last errors and warnings the workbench logged
+// (see jsWindowLog), where its reading of the workspace file would show.
 // When the wait fails, the error names what was missing.
 func (w *window) waitReady(ctx context.Context, pluginReady string, grace, emptyGrace time.Duration, log *zap.Logger) error {
 	what := "the workbench is ready (extensions loaded, explorer shown, plugin ready: " + pluginReady + ")"
@@ -107,8 +109,14 @@ func (w *window) waitReady(ctx context.Context, pluginReady string, grace, empty
 		if err != nil {
 			return fmt.Errorf("read the window's state to load it again: %w", err)
 		}
-		log.Warn("the workbench is ready but its explorer shows no folder; loading the window again",
-			zap.Duration("after", time.Since(start).Round(time.Millisecond)), zap.String("explorer", st.Explorer), zap.String("side_bar", st.Side))
+		after := time.Since(start).Round(time.Millisecond)
+		fields := []zap.Field{zap.Duration("after", after), zap.String("explorer", st.Explorer), zap.String("side_bar", st.Side)}
+		if lines, err := w.logProblems(ctx, 8); err != nil {
+			fields = append(fields, zap.NamedError("window_log_error", err))
+		} else {
+			fields = append(fields, zap.Strings("window_log", lines))
+		}
+		log.Warn("the workbench is ready but its explorer shows no folder; loading the window again", fields...)
 		if err := w.navigate(ctx, st.Href); err != nil {
 			return err
 		}

@@ -78,6 +78,10 @@ func TestWaitReadyNamesWhatIsMissing(t *testing.T) {
 // timeout with the diagnosis. One whose explorer shows the welcome of a
 // workspace with no folder (/empty/) is loaded again after the shorter
 // grace for that.
+//
+// The warning carries the errors and warnings of the workbench's log,
+// which the web workbench keeps in IndexedDB: the /empty/ page writes
+// them there as it does.
 func TestWaitReadyLoadsAgainWhenTheExplorerStaysEmpty(t *testing.T) {
 	var loads atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -91,7 +95,7 @@ func TestWaitReadyLoadsAgainWhenTheExplorerStaysEmpty(t *testing.T) {
 		case r.URL.Path != "/never/" && n > 1:
 			explorer = `<div class="pane expanded"><div class="explorer-folders-view" style="height: 300px"><div class="monaco-list-row">repo</div></div></div>`
 		case r.URL.Path == "/empty/":
-			explorer = `<div class="explorer-viewlet"><div class="welcome-view-content">You have not yet added a folder to the workspace.</div></div>`
+			explorer = `<div class="explorer-viewlet"><div class="welcome-view-content">You have not yet added a folder to the workspace.</div></div>` + emptyLogs
 		}
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		fmt.Fprintf(w, `<!doctype html><div class="monaco-workbench">%s
@@ -146,6 +150,12 @@ func TestWaitReadyLoadsAgainWhenTheExplorerStaysEmpty(t *testing.T) {
 			warned := logs.FilterMessageSnippet("explorer shows no folder").All()
 			if len(warned) != 1 || warned[0].ContextMap()["explorer"] != c.explorer {
 				t.Errorf("warnings %v, want one naming what the explorer showed", warned)
+			} else if c.path == "/empty/" {
+				got := fmt.Sprint(warned[0].ContextMap()["window_log"])
+				want := "20261206T051000/window1/renderer.log: 2026-12-06 05:10:01.500 [error] Unable to read file"
+				if !strings.Contains(got, want) || strings.Contains(got, "[info]") || !strings.HasSuffix(got, "[warning] late]") {
+					t.Errorf("the warning's window_log is %s, want its error and warning lines, oldest first, with %q", got, want)
+				}
 			}
 			href, err := w.eval(ctx, `() => location.pathname + location.search`)
 			if err != nil || href.Str() != c.path+"?workspace=/tmp/x.code-workspace" {
@@ -154,3 +164,20 @@ func TestWaitReadyLoadsAgainWhenTheExplorerStaysEmpty(t *testing.T) {
 		})
 	}
 }
+
+// emptyLogs writes log files into IndexedDB as the web workbench does
+// (database vscode-web-db, store vscode-logs-store, the file's path as key
+// and its bytes as value).
+const emptyLogs = `<script>
+const db = indexedDB.open('vscode-web-db', 3);
+db.onupgradeneeded = () => {
+	for (const s of ['vscode-userdata-store', 'vscode-logs-store', 'vscode-filehandles-store']) db.result.createObjectStore(s);
+};
+db.onsuccess = () => {
+	const st = db.result.transaction('vscode-logs-store', 'readwrite').objectStore('vscode-logs-store');
+	const enc = new TextEncoder();
+	st.put(enc.encode('2026-12-06 05:10:01.000 [info] Started local extension host\n' +
+		'2026-12-06 05:10:01.500 [error] Unable to read file \'vscode-remote://localhost/tmp/x.code-workspace\'\n'), '/logs/20261206T051000/window1/renderer.log');
+	st.put(enc.encode('2026-12-06 05:10:02.000 [warning] late\n'), '/logs/20261206T051000/window1/remoteagent.log');
+};
+</script>`

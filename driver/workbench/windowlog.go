@@ -1,0 +1,72 @@
+package workbench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// jsWindowLog reads the errors and warnings the web workbench logged. It
+// keeps its log files (the window's, the extension hosts', the remote
+// connection's) in the page's IndexedDB, database vscode-web-db, store
+// vscode-logs-store: keys are the files' paths, values their bytes. Every
+// window of one code-server shares that database (one origin), so each
+// line comes with its file's path, whose folder names the window's
+// session (a timestamp). It returns the last max such lines, oldest first.
+const jsWindowLog = `(max) => new Promise((resolve) => {
+	const open = indexedDB.open('vscode-web-db');
+	open.onerror = () => resolve({error: 'open vscode-web-db: ' + open.error});
+	open.onupgradeneeded = () => open.transaction.abort(); // absent: do not create it
+	open.onsuccess = () => {
+		const db = open.result;
+		if (!db.objectStoreNames.contains('vscode-logs-store')) {
+			db.close();
+			resolve({error: 'vscode-web-db has no vscode-logs-store'});
+			return;
+		}
+		const store = db.transaction('vscode-logs-store', 'readonly').objectStore('vscode-logs-store');
+		const keys = store.getAllKeys(), values = store.getAll();
+		store.transaction.oncomplete = () => {
+			const lines = [], dec = new TextDecoder();
+			keys.result.forEach((k, i) => {
+				const v = values.result[i];
+				const text = typeof v === 'string' ? v : dec.decode(v);
+				const file = String(k).split('/').slice(-3).join('/');
+				for (const line of text.split('\n')) {
+					if (/\[(error|warning)\]/.test(line)) lines.push({file, line});
+				}
+			});
+			lines.sort((a, b) => a.line < b.line ? -1 : a.line > b.line ? 1 : 0);
+			db.close();
+			resolve({files: keys.result.length, lines: lines.slice(-max).map(l => l.file + ': ' + l.line)});
+		};
+		store.transaction.onerror = () => { db.close(); resolve({error: 'read vscode-logs-store: ' + store.transaction.error}); };
+	};
+})`
+
+// windowLog is what jsWindowLog reports.
+type windowLog struct {
+	Error string   `json:"error"`
+	Files int      `json:"files"`
+	Lines []string `json:"lines"`
+}
+
+// logProblems returns the last max error and warning lines of the
+// workbench's logs (see jsWindowLog), within 5 s.
+func (w *window) logProblems(ctx context.Context, max int) ([]string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	raw, err := w.page.Eval(ctx, jsWindowLog, max)
+	if err != nil {
+		return nil, fmt.Errorf("read the workbench's log: %w", err)
+	}
+	var l windowLog
+	if err := json.Unmarshal(raw, &l); err != nil {
+		return nil, fmt.Errorf("read the workbench's log: %w", err)
+	}
+	if l.Error != "" {
+		return nil, fmt.Errorf("read the workbench's log: %s", l.Error)
+	}
+	return l.Lines, nil
+}
