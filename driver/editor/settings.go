@@ -146,6 +146,16 @@ func DefaultSettings() map[string]any {
 		// too (overrideLanguageDefaults). An adapter's settings can give
 		// 20000.
 		"editor.maxTokenizationLineLength": 0,
+		// With proxy support each extension host asks the workbench,
+		// which asks code-server, for the proxy of every connection a
+		// plugin opens, and for the system's CA certificates, all
+		// through the shared renderer's main thread. A plugin here talks
+		// to the capture endpoint on loopback over plain HTTP: no proxy
+		// and no certificate to look up. editorbench -standing, 4 windows
+		// (2 alternated pairs, load 0.3-0.6): the renderer 614/619 ->
+		// 587/584 MiB RSS.
+		"http.proxySupport":       "off",
+		"http.systemCertificates": false,
 	}
 }
 
