@@ -241,6 +241,10 @@ func endToEnd(t *testing.T, backend browser.Backend) {
 		editorOnly(t)
 		checkNoFileIsHighlighted(t, ctx, r)
 	})
+	t.Run("the workbench's log is read from its window", func(t *testing.T) {
+		editorOnly(t)
+		checkWorkbenchLog(t, ctx, r)
+	})
 	t.Run("a crashed editor is restarted", func(t *testing.T) {
 		editorOnly(t)
 		pid := editorPID(r)

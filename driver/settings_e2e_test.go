@@ -3,10 +3,12 @@ package driver
 import (
 	"context"
 	"errors"
+	"regexp"
 	"testing"
 	"time"
 
 	"dialogfarm/dialog"
+	"dialogfarm/driver/workbench"
 )
 
 // checkNoFileIsHighlighted drives, on r (TestEndToEnd's editor), a config
@@ -48,5 +50,29 @@ func checkNoFileIsHighlighted(t *testing.T, ctx context.Context, r *Runner) {
 		t.Errorf("the editor highlights JavaScript: %s", v)
 	} else if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatal(err)
+	}
+}
+
+// checkWorkbenchLog: the workbench's log lines are read from where the web
+// workbench keeps them (what the warning for an empty explorer shows), in
+// its format: file, time stamp, level.
+func checkWorkbenchLog(t *testing.T, ctx context.Context, r *Runner) {
+	if len(r.slots) == 0 || r.slots[0].sess == nil {
+		t.Fatal("no window is open")
+	}
+	lines, err := workbench.LogLines(ctx, r.slots[0].sess.Page(), `\[info\]`, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	format := regexp.MustCompile(`^\S+\.log: \d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} \[info\] `)
+	for _, l := range lines {
+		if !format.MatchString(l) {
+			t.Errorf("log line %q: want file, time stamp and level", l)
+		}
+	}
+	if len(lines) == 0 {
+		t.Error("read no [info] line from the workbench's log")
+	} else {
+		t.Logf("%d [info] lines; the first: %s", len(lines), lines[0])
 	}
 }

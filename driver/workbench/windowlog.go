@@ -5,16 +5,19 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
+
+	"dialogfarm/driver/browser"
 )
 
-// jsWindowLog reads the errors and warnings the web workbench logged. It
-// keeps its log files (the window's, the extension hosts', the remote
+// jsWindowLog reads the lines of the web workbench's logs that match a
+// regular expression (say, of their level: \[(error|warning)\]). The
+// workbench keeps its log files (the window's, the extension hosts', the remote
 // connection's) in the page's IndexedDB, database vscode-web-db, store
 // vscode-logs-store: keys are the files' paths, values their bytes. Every
 // window of one code-server shares that database (one origin), so each
 // line comes with its file's path, whose folder names the window's
 // session (a timestamp). It returns the last max such lines, oldest first.
-const jsWindowLog = `(max) => new Promise((resolve) => {
+const jsWindowLog = `(max, pattern) => new Promise((resolve) => {
 	const open = indexedDB.open('vscode-web-db');
 	open.onerror = () => resolve({error: 'open vscode-web-db: ' + open.error});
 	open.onupgradeneeded = () => open.transaction.abort(); // absent: do not create it
@@ -28,13 +31,13 @@ const jsWindowLog = `(max) => new Promise((resolve) => {
 		const store = db.transaction('vscode-logs-store', 'readonly').objectStore('vscode-logs-store');
 		const keys = store.getAllKeys(), values = store.getAll();
 		store.transaction.oncomplete = () => {
-			const lines = [], dec = new TextDecoder();
+			const lines = [], dec = new TextDecoder(), re = new RegExp(pattern);
 			keys.result.forEach((k, i) => {
 				const v = values.result[i];
 				const text = typeof v === 'string' ? v : dec.decode(v);
 				const file = String(k).split('/').slice(-3).join('/');
 				for (const line of text.split('\n')) {
-					if (/\[(error|warning)\]/.test(line)) lines.push({file, line});
+					if (re.test(line)) lines.push({file, line});
 				}
 			});
 			lines.sort((a, b) => a.line < b.line ? -1 : a.line > b.line ? 1 : 0);
@@ -53,11 +56,18 @@ type windowLog struct {
 }
 
 // logProblems returns the last max error and warning lines of the
-// workbench's logs (see jsWindowLog), within 5 s.
+// workbench's logs.
 func (w *window) logProblems(ctx context.Context, max int) ([]string, error) {
+	return LogLines(ctx, w.page, `\[(error|warning)\]`, max)
+}
+
+// LogLines returns the last max lines of the web workbench's logs that
+// match the regular expression pattern, each after its file's path (see
+// jsWindowLog), within 5 s.
+func LogLines(ctx context.Context, page browser.Page, pattern string, max int) ([]string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	raw, err := w.page.Eval(ctx, jsWindowLog, max)
+	raw, err := page.Eval(ctx, jsWindowLog, max, pattern)
 	if err != nil {
 		return nil, fmt.Errorf("read the workbench's log: %w", err)
 	}
