@@ -89,18 +89,10 @@ fi
 # the 16-window run against 3.08-3.23. Adding MALLOC_MMAP_THRESHOLD_ and
 # MALLOC_TRIM_THRESHOLD_ of 128 KiB made it 169 (2 runs), but at 3.29 and
 # 3.33 CPU-s per dialogue against 3.08-3.23, so they are not set.
-# --optimize-for-size: V8 favours memory over speed (heaps grow less, code
-# not run lately is flushed sooner). Fresh 16-window runs (as above, with
-# the workbench's proxy settings off and the renderers' heap factor 2x;
-# load 2.4-3.1): code-server's group peaked at 162-168 MiB per extra
-# window against 172-177 without it (5 and 4 runs), and its processes
-# spent 0.69-0.73 CPU-s per dialogue against 0.55-0.61 (code-server and
-# Chromium 2.87-3.11 against 2.82-3.10). A farm short of CPU rather than
-# memory can leave it out of its own launcher (--tools).
 cat >"$TOOLS/code-server.sh" <<WRAP
 #!/usr/bin/env bash
 export MALLOC_ARENA_MAX=2
-exec "$NODE_HOME/bin/node" --max-semi-space-size=1 --optimize-for-size "$CS_DIR/node_modules/code-server/out/node/entry.js" "\$@"
+exec "$NODE_HOME/bin/node" --max-semi-space-size=1 "$CS_DIR/node_modules/code-server/out/node/entry.js" "\$@"
 WRAP
 chmod +x "$TOOLS/code-server.sh"
 
