@@ -197,8 +197,8 @@ func TestWindowsShareRenderers(t *testing.T) {
 			// heap 3x between full collections: the switches reach each
 			// renderer.
 			if n := rendererCmdlines(t, br.PID(), func(cmdline string) {
-				if !strings.Contains(cmdline, "--heap-growing-percent=100") {
-					t.Errorf("the renderer's V8 switches lack --heap-growing-percent=100: %s", cmdline[:min(len(cmdline), 300)])
+				if !strings.Contains(cmdline, "--heap-growing-percent=200") {
+					t.Errorf("the renderer's V8 switches lack --heap-growing-percent=200: %s", cmdline[:min(len(cmdline), 300)])
 				}
 				for _, f := range []string{"--no-maglev", "--no-turbofan"} {
 					if strings.Contains(cmdline, f) == c.jit {

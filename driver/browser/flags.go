@@ -79,23 +79,18 @@ func chromiumFlags(cfg Config) []chromiumFlag {
 		// without TurboFan alone 1.51, without Maglev alone 1.67. 4 sims
 		// x 12: 28.1 -> 30.2 dialogues/min over the whole run, steady
 		// CPU-s per dialogue 1.65 -> 1.36.
-		// --heap-growing-percent=P lets the heap grow to (1 + P/100)x what a
-		// full collection left before the next one. V8 picks the factor from
-		// how fast the page allocates against how fast it collects; a window
-		// that mostly waits for the model allocates slowly, so it got V8's
-		// smallest factor, ~1.1: a full collection (marking the whole ~60 MB
-		// heap on a background thread) every ~7 MB allocated. With 200 (3x),
-		// Chromium traces, 24 s of 1 sim x 12 warm (2 s model): 2-3 full
-		// collections and 1.6-1.9 s of background marking -> none; the first
-		// 30 s of 4 sims loading their windows: 3 collections, 3.7 s of
-		// marking -> 2, 1.9 s. Peak RSS at 4 sims: Chromium 1582 -> 1536
-		// MiB. But the windows that share a renderer process share its heap,
-		// and at 16 windows (two processes of 8) 3x a heap that big held
-		// memory that 2x does not, so P is 100: fresh 16-window editorbench
-		// runs (10 s model, 2 alternated runs each, load 2.8-4.2) peaked at
-		// 2892/2897 MiB of Chromium RSS with 100, against 3038/3000 with 200
-		// and 3088/3143 with V8's own factor, at 1.91-2.07 renderer CPU-s
-		// per dialogue against 1.75-1.95 and 1.94-2.13.
+		// --heap-growing-percent=200 lets the heap grow to 3x what a full
+		// collection left before the next one. V8 picks the factor from
+		// how fast the page allocates against how fast it collects; a
+		// window that mostly waits for the model allocates slowly, so it
+		// got V8's smallest factor, ~1.1: a full collection (marking the
+		// whole ~60 MB heap on a background thread) every ~7 MB
+		// allocated. Chromium traces, 24 s of 1 sim x 12 warm (2 s
+		// model): 2-3 full collections and 1.6-1.9 s of background
+		// marking -> none; the first 30 s of 4 sims loading their
+		// windows: 3 collections, 3.7 s of marking -> 2, 1.9 s. Peak RSS
+		// at 4 sims: Chromium 1582 -> 1536 MiB; each window's heap keeps
+		// its limit (RendererHeapMiB), near which V8 grows it less.
 		{Name: "js-flags", Value: jsFlags(cfg)},
 		// No --renderer-process-limit: Config.RendererProcesses is kept
 		// by how windows open (windowGroups), which a cap would undo.
@@ -106,7 +101,7 @@ func chromiumFlags(cfg Config) []chromiumFlag {
 // jsFlags are V8's switches (see chromiumFlags), with the heap limit when
 // the config sets one.
 func jsFlags(cfg Config) string {
-	f := "--no-memory-reducer --no-optimize-for-size --heap-growing-percent=100"
+	f := "--no-memory-reducer --no-optimize-for-size --heap-growing-percent=200"
 	if !cfg.OptimizingJIT {
 		f += " --no-maglev --no-turbofan"
 	}
