@@ -89,6 +89,13 @@ fi
 # the 16-window run against 3.08-3.23. Adding MALLOC_MMAP_THRESHOLD_ and
 # MALLOC_TRIM_THRESHOLD_ of 128 KiB made it 169 (2 runs), but at 3.29 and
 # 3.33 CPU-s per dialogue against 3.08-3.23, so they are not set.
+# --optimize-for-size cut code-server's group by ~9 MiB per extra window
+# at 16 fresh windows (162-168 against 172-177), but every one of its
+# processes spent more: a window's start (editorbench -startup 3
+# -startup-windows 3 -startup-settle 10s, alternated, load 0.7-1.3) put
+# code-server main at 2.30 CPU-s against 1.74 for the first window and
+# 0.65-0.70 against 0.51-0.55 for the others, an extension host at
+# 0.76-0.85 against 0.63-0.68; so it is not set.
 cat >"$TOOLS/code-server.sh" <<WRAP
 #!/usr/bin/env bash
 export MALLOC_ARENA_MAX=2

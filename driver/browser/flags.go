@@ -91,6 +91,11 @@ func chromiumFlags(cfg Config) []chromiumFlag {
 		// windows: 3 collections, 3.7 s of marking -> 2, 1.9 s. Peak RSS
 		// at 4 sims: Chromium 1582 -> 1536 MiB; each window's heap keeps
 		// its limit (RendererHeapMiB), near which V8 grows it less.
+		// 100 (2x) held ~9 MiB less per window at the peak of fresh
+		// 16-window runs (whose windows share two renderers' heaps:
+		// Chromium 2892/2897 against 3038/3000 MiB), but the renderers
+		// spent more on each window's start (-startup, 3 alternated
+		// runs: window 3 2.94 against 2.43 CPU-s).
 		{Name: "js-flags", Value: jsFlags(cfg)},
 		// No --renderer-process-limit: Config.RendererProcesses is kept
 		// by how windows open (windowGroups), which a cap would undo.
