@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -55,12 +56,13 @@ func checkNoFileIsHighlighted(t *testing.T, ctx context.Context, r *Runner) {
 
 // checkWorkbenchLog: the workbench's log lines are read from where the web
 // workbench keeps them (what the warning for an empty explorer shows), in
-// its format: file, time stamp, level.
+// its format (file, time stamp, level), from the window's own folder of
+// logs: one folder, named by a time at or after the page's start.
 func checkWorkbenchLog(t *testing.T, ctx context.Context, r *Runner) {
 	if len(r.slots) == 0 || r.slots[0].sess == nil {
 		t.Fatal("no window is open")
 	}
-	lines, err := workbench.LogLines(ctx, r.slots[0].sess.Page(), `\[info\]`, 1000)
+	lines, err := workbench.LogLines(ctx, r.slots[0].sess.Page(), `\[info\]`, true, 1000)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,6 +71,14 @@ func checkWorkbenchLog(t *testing.T, ctx context.Context, r *Runner) {
 		if !format.MatchString(l) {
 			t.Errorf("log line %q: want file, time stamp and level", l)
 		}
+	}
+	folders := map[string]bool{}
+	for _, l := range lines {
+		folder, _, _ := strings.Cut(strings.TrimPrefix(l, "/"), "/")
+		folders[folder] = true
+	}
+	if len(folders) > 1 {
+		t.Errorf("the window's own log lines come from %d folders, want one: %v", len(folders), folders)
 	}
 	if len(lines) == 0 {
 		t.Error("read no [info] line from the workbench's log")

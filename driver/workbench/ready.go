@@ -84,8 +84,9 @@ func (st readyState) String() string {
 // one; the same address loaded again shows it. So a workbench that is ready
 // but for the explorer's folder is loaded again, once: after emptyGrace
 // showing that welcome, or after grace showing nothing (grace 0: never).
-// The warning carries the last errors and warnings the workbench logged
-// (see jsWindowLog), where its reading of the workspace file would show.
+// The warning carries the last lines (info and above) this window's
+// workbench logged (see jsWindowLog), where its reading of the workspace
+// file would show.
 // When the wait fails, the error names what was missing.
 func (w *window) waitReady(ctx context.Context, pluginReady string, grace, emptyGrace time.Duration, log *zap.Logger) error {
 	what := "the workbench is ready (extensions loaded, explorer shown, plugin ready: " + pluginReady + ")"
@@ -111,7 +112,7 @@ func (w *window) waitReady(ctx context.Context, pluginReady string, grace, empty
 		}
 		after := time.Since(start).Round(time.Millisecond)
 		fields := []zap.Field{zap.Duration("after", after), zap.String("explorer", st.Explorer), zap.String("side_bar", st.Side)}
-		if lines, err := w.logProblems(ctx, 8); err != nil {
+		if lines, err := w.logProblems(ctx, 20); err != nil {
 			fields = append(fields, zap.NamedError("window_log_error", err))
 		} else {
 			fields = append(fields, zap.Strings("window_log", lines))

@@ -79,9 +79,9 @@ func TestWaitReadyNamesWhatIsMissing(t *testing.T) {
 // workspace with no folder (/empty/) is loaded again after the shorter
 // grace for that.
 //
-// The warning carries the errors and warnings of the workbench's log,
-// which the web workbench keeps in IndexedDB: the /empty/ page writes
-// them there as it does.
+// The warning carries the lines at info and above of the window's own
+// workbench log, which the web workbench keeps in IndexedDB: the /empty/
+// page writes them there as it does, beside other windows' logs.
 func TestWaitReadyLoadsAgainWhenTheExplorerStaysEmpty(t *testing.T) {
 	var loads atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -152,9 +152,11 @@ func TestWaitReadyLoadsAgainWhenTheExplorerStaysEmpty(t *testing.T) {
 				t.Errorf("warnings %v, want one naming what the explorer showed", warned)
 			} else if c.path == "/empty/" {
 				got := fmt.Sprint(warned[0].ContextMap()["window_log"])
-				want := "20261206T051000/window1/renderer.log: 2026-12-06 05:10:01.500 [error] Unable to read file"
-				if !strings.Contains(got, want) || strings.Contains(got, "[info]") || !strings.HasSuffix(got, "[warning] late]") {
-					t.Errorf("the warning's window_log is %s, want its error and warning lines, oldest first, with %q", got, want)
+				want := "/window.log: 2026-12-06 05:10:01.500 [error] Unable to read file"
+				if !strings.Contains(got, want) || !strings.HasPrefix(got, "[/") || !strings.Contains(got, "[info] Started") ||
+					strings.Contains(got, "[trace]") || strings.Contains(got, "another window") ||
+					strings.Contains(got, "a later window") || !strings.HasSuffix(got, "[warning] late]") {
+					t.Errorf("the warning's window_log is %s, want this window's lines at info and above, oldest first, with %q", got, want)
 				}
 			}
 			href, err := w.eval(ctx, `() => location.pathname + location.search`)
@@ -167,8 +169,14 @@ func TestWaitReadyLoadsAgainWhenTheExplorerStaysEmpty(t *testing.T) {
 
 // emptyLogs writes log files into IndexedDB as the web workbench does
 // (database vscode-web-db, store vscode-logs-store, the file's path as key
-// and its bytes as value).
+// and its bytes as value, under a folder named by the workbench's start in
+// local time): this page's, and those of windows that started a minute
+// before and 5 s after it.
 const emptyLogs = `<script>
+const pad = n => String(n).padStart(2, '0');
+const folder = t => { const d = new Date(t); return '/' + d.getFullYear() + pad(d.getMonth() + 1) + pad(d.getDate()) +
+	'T' + pad(d.getHours()) + pad(d.getMinutes()) + pad(d.getSeconds()); };
+const mine = folder(performance.timeOrigin + 200), before = folder(performance.timeOrigin - 60000), after = folder(performance.timeOrigin + 5000);
 const db = indexedDB.open('vscode-web-db', 3);
 db.onupgradeneeded = () => {
 	for (const s of ['vscode-userdata-store', 'vscode-logs-store', 'vscode-filehandles-store']) db.result.createObjectStore(s);
@@ -177,7 +185,10 @@ db.onsuccess = () => {
 	const st = db.result.transaction('vscode-logs-store', 'readwrite').objectStore('vscode-logs-store');
 	const enc = new TextEncoder();
 	st.put(enc.encode('2026-12-06 05:10:01.000 [info] Started local extension host\n' +
-		'2026-12-06 05:10:01.500 [error] Unable to read file \'vscode-remote://localhost/tmp/x.code-workspace\'\n'), '/logs/20261206T051000/window1/renderer.log');
-	st.put(enc.encode('2026-12-06 05:10:02.000 [warning] late\n'), '/logs/20261206T051000/window1/remoteagent.log');
+		'2026-12-06 05:10:01.200 [trace] noise\n' +
+		'2026-12-06 05:10:01.500 [error] Unable to read file \'vscode-remote://localhost/tmp/x.code-workspace\'\n'), mine + '/window.log');
+	st.put(enc.encode('2026-12-06 05:10:02.000 [warning] late\n'), mine + '/remoteagent.log');
+	st.put(enc.encode('2026-12-06 05:10:01.100 [error] another window\n'), before + '/window.log');
+	st.put(enc.encode('2026-12-06 05:10:01.300 [error] a later window\n'), after + '/window.log');
 };
 </script>`

@@ -11,13 +11,17 @@ import (
 
 // jsWindowLog reads the lines of the web workbench's logs that match a
 // regular expression (say, of their level: \[(error|warning)\]). The
-// workbench keeps its log files (the window's, the extension hosts', the remote
-// connection's) in the page's IndexedDB, database vscode-web-db, store
-// vscode-logs-store: keys are the files' paths, values their bytes. Every
-// window of one code-server shares that database (one origin), so each
-// line comes with its file's path, whose folder names the window's
-// session (a timestamp). It returns the last max such lines, oldest first.
-const jsWindowLog = `(max, pattern) => new Promise((resolve) => {
+// workbench keeps its log files (the window's, the extension hosts', the
+// remote connection's) in the page's IndexedDB, database vscode-web-db,
+// store vscode-logs-store: keys are the files' paths, values their bytes,
+// under a folder named by the time the workbench started
+// (/20261206T061804/window.log, local time). Every window of one
+// code-server shares that database (one origin); with own, only the
+// folder of this page's workbench is read: the first one named at or
+// after the second the page started loading (two windows that started
+// in the same second share one). Each line comes after its file's path;
+// the last max lines are returned, oldest first.
+const jsWindowLog = `(max, pattern, own) => new Promise((resolve) => {
 	const open = indexedDB.open('vscode-web-db');
 	open.onerror = () => resolve({error: 'open vscode-web-db: ' + open.error});
 	open.onupgradeneeded = () => open.transaction.abort(); // absent: do not create it
@@ -32,10 +36,17 @@ const jsWindowLog = `(max, pattern) => new Promise((resolve) => {
 		const keys = store.getAllKeys(), values = store.getAll();
 		store.transaction.oncomplete = () => {
 			const lines = [], dec = new TextDecoder(), re = new RegExp(pattern);
+			const started = (k) => {
+				const m = /^\/?(\d{4})(\d\d)(\d\d)T(\d\d)(\d\d)(\d\d)\//.exec(String(k));
+				return m ? new Date(m[1], m[2] - 1, m[3], m[4], m[5], m[6]).getTime() : NaN;
+			};
+			const since = Math.floor(performance.timeOrigin / 1000) * 1000;
+			const mine = Math.min(...keys.result.map(started).filter(t => t >= since));
 			keys.result.forEach((k, i) => {
+				if (own && started(k) !== mine) return;
 				const v = values.result[i];
 				const text = typeof v === 'string' ? v : dec.decode(v);
-				const file = String(k).split('/').slice(-3).join('/');
+				const file = String(k);
 				for (const line of text.split('\n')) {
 					if (re.test(line)) lines.push({file, line});
 				}
@@ -55,19 +66,19 @@ type windowLog struct {
 	Lines []string `json:"lines"`
 }
 
-// logProblems returns the last max error and warning lines of the
-// workbench's logs.
+// logProblems returns the last max lines of this window's workbench log
+// at levels info, warning and error.
 func (w *window) logProblems(ctx context.Context, max int) ([]string, error) {
-	return LogLines(ctx, w.page, `\[(error|warning)\]`, max)
+	return LogLines(ctx, w.page, `\[(info|warning|error)\]`, true, max)
 }
 
 // LogLines returns the last max lines of the web workbench's logs that
-// match the regular expression pattern, each after its file's path (see
-// jsWindowLog), within 5 s.
-func LogLines(ctx context.Context, page browser.Page, pattern string, max int) ([]string, error) {
+// match the regular expression pattern, each after its file's path; with
+// own, of the page's own workbench only (see jsWindowLog). Within 5 s.
+func LogLines(ctx context.Context, page browser.Page, pattern string, own bool, max int) ([]string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	raw, err := page.Eval(ctx, jsWindowLog, max, pattern)
+	raw, err := page.Eval(ctx, jsWindowLog, max, pattern, own)
 	if err != nil {
 		return nil, fmt.Errorf("read the workbench's log: %w", err)
 	}
