@@ -62,18 +62,16 @@ func checkWorkbenchLog(t *testing.T, ctx context.Context, r *Runner) {
 	if len(r.slots) == 0 || r.slots[0].sess == nil {
 		t.Fatal("no window is open")
 	}
-	lines, err := workbench.LogLines(ctx, r.slots[0].sess.Page(), `\[info\]`, true, 1000)
+	lines, err := workbench.LogLines(ctx, r.slots[0].sess.Page(), `\[info\]`, 1000)
 	if err != nil {
 		t.Fatal(err)
 	}
 	format := regexp.MustCompile(`^\S+\.log: \d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} \[info\] `)
+	folders := map[string]bool{}
 	for _, l := range lines {
 		if !format.MatchString(l) {
 			t.Errorf("log line %q: want file, time stamp and level", l)
 		}
-	}
-	folders := map[string]bool{}
-	for _, l := range lines {
 		folder, _, _ := strings.Cut(strings.TrimPrefix(l, "/"), "/")
 		folders[folder] = true
 	}

@@ -110,8 +110,8 @@ func (w *window) waitReady(ctx context.Context, pluginReady string, grace, empty
 		if err != nil {
 			return fmt.Errorf("read the window's state to load it again: %w", err)
 		}
-		after := time.Since(start).Round(time.Millisecond)
-		fields := []zap.Field{zap.Duration("after", after), zap.String("explorer", st.Explorer), zap.String("side_bar", st.Side)}
+		fields := []zap.Field{zap.Duration("after", time.Since(start).Round(time.Millisecond)),
+			zap.String("explorer", st.Explorer), zap.String("side_bar", st.Side)}
 		if lines, err := w.logProblems(ctx, 20); err != nil {
 			fields = append(fields, zap.NamedError("window_log_error", err))
 		} else {

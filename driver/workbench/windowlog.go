@@ -16,12 +16,12 @@ import (
 // store vscode-logs-store: keys are the files' paths, values their bytes,
 // under a folder named by the time the workbench started
 // (/20261206T061804/window.log, local time). Every window of one
-// code-server shares that database (one origin); with own, only the
-// folder of this page's workbench is read: the first one named at or
-// after the second the page started loading (two windows that started
-// in the same second share one). Each line comes after its file's path;
-// the last max lines are returned, oldest first.
-const jsWindowLog = `(max, pattern, own) => new Promise((resolve) => {
+// code-server shares that database (one origin), so only the folder of
+// this page's workbench is read: the first one named at or after the
+// second the page started loading (two windows that started in the same
+// second share one). Each line comes after its file's path; the last max
+// lines are returned, oldest first.
+const jsWindowLog = `(max, pattern) => new Promise((resolve) => {
 	const open = indexedDB.open('vscode-web-db');
 	open.onerror = () => resolve({error: 'open vscode-web-db: ' + open.error});
 	open.onupgradeneeded = () => open.transaction.abort(); // absent: do not create it
@@ -41,9 +41,10 @@ const jsWindowLog = `(max, pattern, own) => new Promise((resolve) => {
 				return m ? new Date(m[1], m[2] - 1, m[3], m[4], m[5], m[6]).getTime() : NaN;
 			};
 			const since = Math.floor(performance.timeOrigin / 1000) * 1000;
-			const mine = Math.min(...keys.result.map(started).filter(t => t >= since));
+			const times = keys.result.map(started);
+			const mine = Math.min(...times.filter(t => t >= since));
 			keys.result.forEach((k, i) => {
-				if (own && started(k) !== mine) return;
+				if (times[i] !== mine) return;
 				const v = values.result[i];
 				const text = typeof v === 'string' ? v : dec.decode(v);
 				const file = String(k);
@@ -53,7 +54,7 @@ const jsWindowLog = `(max, pattern, own) => new Promise((resolve) => {
 			});
 			lines.sort((a, b) => a.line < b.line ? -1 : a.line > b.line ? 1 : 0);
 			db.close();
-			resolve({files: keys.result.length, lines: lines.slice(-max).map(l => l.file + ': ' + l.line)});
+			resolve({lines: lines.slice(-max).map(l => l.file + ': ' + l.line)});
 		};
 		store.transaction.onerror = () => { db.close(); resolve({error: 'read vscode-logs-store: ' + store.transaction.error}); };
 	};
@@ -62,23 +63,22 @@ const jsWindowLog = `(max, pattern, own) => new Promise((resolve) => {
 // windowLog is what jsWindowLog reports.
 type windowLog struct {
 	Error string   `json:"error"`
-	Files int      `json:"files"`
 	Lines []string `json:"lines"`
 }
 
 // logProblems returns the last max lines of this window's workbench log
 // at levels info, warning and error.
 func (w *window) logProblems(ctx context.Context, max int) ([]string, error) {
-	return LogLines(ctx, w.page, `\[(info|warning|error)\]`, true, max)
+	return LogLines(ctx, w.page, `\[(info|warning|error)\]`, max)
 }
 
-// LogLines returns the last max lines of the web workbench's logs that
-// match the regular expression pattern, each after its file's path; with
-// own, of the page's own workbench only (see jsWindowLog). Within 5 s.
-func LogLines(ctx context.Context, page browser.Page, pattern string, own bool, max int) ([]string, error) {
+// LogLines returns the last max lines of the page's own workbench log that
+// match the regular expression pattern, each after its file's path (see
+// jsWindowLog). Within 5 s.
+func LogLines(ctx context.Context, page browser.Page, pattern string, max int) ([]string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	raw, err := page.Eval(ctx, jsWindowLog, max, pattern, own)
+	raw, err := page.Eval(ctx, jsWindowLog, max, pattern)
 	if err != nil {
 		return nil, fmt.Errorf("read the workbench's log: %w", err)
 	}
