@@ -3,6 +3,7 @@ package capture
 import (
 	"context"
 	"errors"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -48,6 +49,28 @@ func TestShutdownReleasesNext(t *testing.T) {
 	}
 	if _, err := http.Get(s.URL() + "/v1/models"); err == nil {
 		t.Error("server still answers after Shutdown")
+	}
+}
+
+// TestShutdownWithAnUnusedConnection: a connection that never sent a
+// request does not hold Shutdown up (http.Server counts it as busy until
+// it is 5 s old).
+func TestShutdownWithAnUnusedConnection(t *testing.T) {
+	log, _ := testLogger(t)
+	s, err := Listen(t.Context(), DefaultConfig(), fixed("x"), nil, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := net.Dial("tcp", s.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	post(t, s.BaseURL("u")+"/chat/completions", `{"messages":[{"role":"user","content":"x"}]}`, nil) // accepted after conn
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
+	defer cancel()
+	if err := s.Shutdown(ctx); err != nil {
+		t.Errorf("Shutdown with an unused connection open = %v", err)
 	}
 }
 

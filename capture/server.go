@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"dialogfarm/internal/shutdown"
 )
 
 // Server is a Handler listening on 127.0.0.1.
@@ -52,6 +54,7 @@ func Listen(ctx context.Context, cfg Config, r Responder, sink Sink, log *zap.Lo
 			ErrorLog:          zap.NewStdLog(log.Named("http")),
 		},
 	}
+	shutdown.CloseUnused(s.srv)
 	go func() {
 		defer close(s.served)
 		if err := s.srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {

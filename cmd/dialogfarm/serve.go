@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/pflag"
 	"go.uber.org/zap"
 
+	"dialogfarm/internal/shutdown"
 	"dialogfarm/pipeline"
 	"dialogfarm/web"
 )
@@ -146,6 +147,7 @@ func (a *app) serve(ctx context.Context) error {
 	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10,
 		BaseContext: func(net.Listener) context.Context { return streams }}
 	hs.RegisterOnShutdown(endStreams)
+	shutdown.CloseUnused(hs)
 	scheme := "http"
 	if tls {
 		scheme = "https"

@@ -163,6 +163,32 @@ func TestServeStopsWithStreamsOpen(t *testing.T) {
 	}
 }
 
+// TestServeStopsWithAnUnusedConnection: a connection that never sent a
+// request (browsers open such sockets ahead of need, and Go's HTTP client
+// keeps one it dialled when another freed up first) is open while serve is
+// stopped; serve returns at once and no error (before, http.Server.Shutdown
+// counted it as busy until it was 5 s old, which was its whole deadline).
+func TestServeStopsWithAnUnusedConnection(t *testing.T) {
+	var conn net.Conn
+	t.Cleanup(func() { // runs after serve's own cleanup, which checks its error
+		if conn != nil {
+			_ = conn.Close()
+		}
+	})
+	s := startServe(t, t.TempDir(), nil)
+	host := strings.TrimSuffix(strings.TrimPrefix(s.url, "http://"), "/")
+	var err error
+	if conn, err = net.Dial("tcp", host); err != nil {
+		t.Fatal(err)
+	}
+	// The server has accepted it once it answers a request on another.
+	if resp, err := http.Get(s.url + "api/pipelines"); err != nil {
+		t.Fatal(err)
+	} else {
+		resp.Body.Close()
+	}
+}
+
 func TestServeDataRootFlag(t *testing.T) {
 	root := absRepoRoot(t)
 	s := startServe(t, t.TempDir(), map[string]string{"DIALOGFARM_TOKEN": "a-token-of-my-own-choosing"}, "--data-root", filepath.Join(root, "examples"))
