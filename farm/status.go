@@ -229,6 +229,25 @@ func readStatus(ctx context.Context, js jetstream.JetStream, run string) (Status
 	return st, nil
 }
 
+// Simulators is how many simulators the workers that reported their
+// health in the last three reporting periods drive; 0 when none did or
+// the status could not be read within a few seconds.
+func (q *Queue) Simulators(ctx context.Context) int {
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	st, err := readStatus(ctx, q.js, "")
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, h := range st.Workers {
+		if time.Since(h.Updated) <= 3*healthEvery {
+			n += h.Slots
+		}
+	}
+	return n
+}
+
 // Text renders the status for a terminal.
 func (st Status) Text(now time.Time) string {
 	var b strings.Builder

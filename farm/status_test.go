@@ -3,6 +3,7 @@ package farm
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -69,5 +70,33 @@ func TestWatchWorkersWarnsWhileNoWorkerPulls(t *testing.T) {
 	}
 	if n, err := r.q.idleJobs(ctx, "other", now.Add(time.Minute)); err != nil || n != 0 {
 		t.Errorf("a run with no jobs: %d idle jobs (%v), want 0", n, err)
+	}
+}
+
+// The coordinator orders a run's jobs for the simulators of the workers
+// reporting now: two workers' slots count, one gone silent does not.
+func TestSimulatorsOfLiveWorkers(t *testing.T) {
+	r := startRig(t, t.TempDir(), DefaultQueueConfig())
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if n := r.q.Simulators(ctx); n != 0 {
+		t.Errorf("no worker: %d simulators", n)
+	}
+	kv, err := r.q.js.KeyValue(ctx, WorkersBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, h := range []Health{
+		{Worker: "w1", Slots: 16, Updated: time.Now()},
+		{Worker: "w2", Slots: 4, Updated: time.Now().Add(-healthEvery)},
+		{Worker: "w3", Slots: 8, Updated: time.Now().Add(-time.Minute)},
+	} {
+		data, _ := json.Marshal(h)
+		if _, err := kv.Put(ctx, healthKey(Anonymous, h.Worker, fmt.Sprint("k", i)), data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := r.q.Simulators(ctx); n != 20 {
+		t.Errorf("%d simulators, want 20 (16 + 4; the worker silent for a minute left out)", n)
 	}
 }

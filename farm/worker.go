@@ -88,6 +88,7 @@ type Worker struct {
 	drv     Driver
 	metrics *Metrics
 	log     *zap.Logger
+	ahead   *lookahead
 
 	mu     sync.Mutex
 	health Health
@@ -109,13 +110,37 @@ func NewWorker(cfg WorkerConfig, q *Queue, drv Driver, metrics *Metrics, log *za
 	}
 	host, _ := os.Hostname()
 	return &Worker{cfg: cfg, q: q, drv: drv, metrics: metrics, log: log.With(zap.String("worker", cfg.ID)),
+		ahead:  newLookahead(q.workers, cfg.Slots, cfg.FetchWait, holdUnassigned),
 		health: Health{Worker: cfg.ID, Host: host, Slots: cfg.Slots, Started: time.Now().UTC()}}
 }
 
-// Run pulls and drives jobs on every slot until ctx ends.
+// holdUnassigned is how long a job the worker pulled ahead waits for a
+// window on its repository before the next slot that asks takes it. It
+// is a bound for the rare job no window comes back for: one the worker
+// holds goes to a slot with no job of its own repository held anyway once
+// the worker holds one job per slot. The first dialogues of 16 fresh
+// windows, which load one after the other, end over a minute after their
+// jobs were pulled: 30 s handed the rest of those jobs out in queue order.
+const holdUnassigned = 3 * time.Minute
+
+// Run pulls and drives jobs on every slot until ctx ends. The jobs it
+// pulled ahead and did not start go back to the queue when it returns.
 func (w *Worker) Run(ctx context.Context) error {
+	defer w.ahead.release()
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { w.reportHealth(gctx); return nil })
+	g.Go(func() error {
+		t := time.NewTicker(w.cfg.Heartbeat)
+		defer t.Stop()
+		for {
+			select {
+			case <-gctx.Done():
+				return nil
+			case <-t.C:
+				w.ahead.beat()
+			}
+		}
+	})
 	for slot := range w.cfg.Slots {
 		g.Go(func() error { return w.pull(gctx, slot) })
 	}
@@ -139,7 +164,7 @@ func (w *Worker) pull(ctx context.Context, slot int) error {
 		// still reaches this worker. (With a context deadline the client
 		// gave up 10% before it, and a job delivered in that gap sat
 		// unacked for the whole ack wait, 60 s, under load.)
-		msg, err := w.q.workers.Next(jetstream.FetchMaxWait(w.cfg.FetchWait))
+		msg, err := w.ahead.next(ctx, slot)
 		if err == nil && ctx.Err() != nil {
 			// Stopping: hand the job straight back for another worker.
 			_ = msg.Nak()
