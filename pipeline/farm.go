@@ -10,7 +10,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -245,13 +244,13 @@ func farmRun(ctx context.Context, cfg DriveConfig, configs []dialog.ChatConfig, 
 	if len(todo) == 0 {
 		return sum, nil
 	}
-	todo = groupByRepo(todo)
 	fc := cfg.Farm
 	q, run, closeFarm, err := openFarm(ctx, fc, out)
 	if err != nil {
 		return sum, err
 	}
 	defer closeFarm()
+	todo = queueOrder(todo, windows(ctx, cfg, q))
 	// On a shared farm, the workers need not see this run folder: the
 	// repositories go through the farm's object store, and so do the
 	// failure artifacts coming back.
@@ -399,35 +398,6 @@ func (d RunnerDriver) DriveOne(ctx context.Context, slot int, c dialog.ChatConfi
 		err = fmt.Errorf("%w: %w", farm.ErrCannotDrive, err)
 	}
 	return farm.Outcome{Dialogue: dl, Retry: retry}, err
-}
-
-// groupByRepo orders configs so that those on one repository follow each
-// other, the repositories in the order they first appear and the configs
-// of each in their own order. A window shows one repository's workspace:
-// a config on another one reloads the whole workbench (its start-up cost
-// again, and a new extension host), and configgen interleaves the
-// repositories it picks files from. The queue hands jobs out in enqueue
-// order, so the simulators move on to the next repository about once
-// each instead of about once per dialogue. Within a repository, configs
-// with more turns go first (each turn waits for the model): a run ends
-// when its last dialogue does, and with the longest ones handed out
-// early, the simulators that finish first wait for short ones, not long
-// ones, at the end of the run.
-func groupByRepo(cs []dialog.ChatConfig) []dialog.ChatConfig {
-	rank := map[string]int{}
-	for _, c := range cs {
-		if _, ok := rank[c.Repo]; !ok {
-			rank[c.Repo] = len(rank)
-		}
-	}
-	out := slices.Clone(cs)
-	slices.SortStableFunc(out, func(a, b dialog.ChatConfig) int {
-		if d := rank[a.Repo] - rank[b.Repo]; d != 0 {
-			return d
-		}
-		return len(b.Turns) - len(a.Turns)
-	})
-	return out
 }
 
 // repoDirs are the configs' repository folders, each once.
