@@ -107,13 +107,15 @@ bench-farm: setup
 	  -json out/bench/farm-10s.json
 	$(EDITORBENCH) -latency=false -rounds 1 -sessions 1,16 -per-session 3 -model-delay 10s \
 	  -json out/bench/farm-10s-16.json
+	$(EDITORBENCH) -latency=false -rounds 1 -sessions 1,16 -per-session 3 -repos 4 -model-delay 10s \
+	  -json out/bench/farm-10s-16-4repos.json
 	$(EDITORBENCH) -latency=false -rounds 1 -sessions 1 -per-session 48 -model-delay 2s \
 	  -json out/bench/farm-2s-1x48.json
 	$(EDITORBENCH) -latency=false -rounds 1 -sessions 1,2 -per-session 6 -model-delay 2s -isolation editor \
 	  -json out/bench/farm-2s-isolated.json
 	$(EDITORBENCH) -latency=false -standing -rounds 1 -sessions 1,16 -per-session 4 -model-delay 10s \
 	  -json out/bench/farm-10s-16-standing.json
-	$(GO) run ./cmd/editorbench -summary out/bench/farm-2s.json,out/bench/farm-10s.json,out/bench/farm-10s-16.json,out/bench/farm-10s-16-standing.json,out/bench/farm-2s-1x48.json,out/bench/farm-2s-isolated.json
+	$(GO) run ./cmd/editorbench -summary out/bench/farm-2s.json,out/bench/farm-10s.json,out/bench/farm-10s-16.json,out/bench/farm-10s-16-4repos.json,out/bench/farm-10s-16-standing.json,out/bench/farm-2s-1x48.json,out/bench/farm-2s-isolated.json
 
 # Redaction (issue 39): recall on the labelled corpus of fake secrets
 # (redact/testdata/recall: gitleaks' rule fixtures and dialogfarm's own, in

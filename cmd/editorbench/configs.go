@@ -271,3 +271,29 @@ func lineCount(path string) int {
 	}
 	return strings.Count(strings.TrimSuffix(string(data), "\n"), "\n") + 1
 }
+
+// repoMix is the throughput mix over n copies of repo (set is repo's own
+// workload): the copies' mixes in turn, config by config, as configgen
+// interleaves the repositories of a plan. The copies are made beside repo
+// (repo-2, repo-3, ...).
+func repoMix(set configSet, repo string, n int) ([]dialog.ChatConfig, error) {
+	mixes := [][]dialog.ChatConfig{set.throughputMix()}
+	for k := 2; k <= n; k++ {
+		dst := fmt.Sprintf("%s-%d", repo, k)
+		if err := copyRepo(repo, dst); err != nil {
+			return nil, fmt.Errorf("copy %s: %w", repo, err)
+		}
+		s, err := makeConfigs(dst)
+		if err != nil {
+			return nil, err
+		}
+		mixes = append(mixes, s.throughputMix())
+	}
+	var out []dialog.ChatConfig
+	for i := range mixes[0] {
+		for _, m := range mixes {
+			out = append(out, m[i])
+		}
+	}
+	return out, nil
+}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -281,6 +282,53 @@ func TestCopyRepoLeavesOutGitAndNodeModules(t *testing.T) {
 	}
 	if err := copyRepo(filepath.Join(src, "missing"), t.TempDir()); err == nil {
 		t.Error("copying a missing repository: no error")
+	}
+}
+
+// TestRepoMix: with -repos 3 the throughput mix is the mixes of 3 copies
+// of the repository, config by config in turn, each config on its copy.
+func TestRepoMix(t *testing.T) {
+	src := t.TempDir()
+	for name, text := range map[string]string{
+		"a/one.py": "def one(x):\n    return x + 1\n",
+		"b/two.go": "package b\n\nfunc Two(x int) int {\n\treturn x * 2\n}\n",
+	} {
+		if err := os.MkdirAll(filepath.Join(src, filepath.Dir(name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(src, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	repo := filepath.Join(t.TempDir(), "repo")
+	if err := copyRepo(src, repo); err != nil {
+		t.Fatal(err)
+	}
+	set, err := makeConfigs(repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mix, err := repoMix(set, repo, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(mix) != 3*len(set.throughputMix()) {
+		t.Fatalf("%d configs in the mix of 3 copies, want %d", len(mix), 3*len(set.throughputMix()))
+	}
+	for i, c := range mix {
+		want := repo
+		if k := i % 3; k > 0 {
+			want = fmt.Sprintf("%s-%d", repo, k+1)
+		}
+		if c.Repo != want {
+			t.Errorf("config %d (%s) on %s, want %s", i, c.ID, c.Repo, want)
+		}
+		if _, err := os.Stat(filepath.Join(c.Repo, c.File)); err != nil {
+			t.Errorf("config %d: %v", i, err)
+		}
+	}
+	if one, err := repoMix(set, repo, 1); err != nil || len(one) != len(set.throughputMix()) {
+		t.Errorf("-repos 1: %d configs (%v), want the mix of the repository alone", len(one), err)
 	}
 }
 

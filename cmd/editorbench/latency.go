@@ -24,10 +24,13 @@ import (
 
 // bench holds what every phase shares.
 type bench struct {
-	opts     options
-	root     string // the dialogfarm checkout (tools/, plugin/)
-	work     string // this run's work folder
-	set      configSet
+	opts options
+	root string // the dialogfarm checkout (tools/, plugin/)
+	work string // this run's work folder
+	set  configSet
+	// mix is the throughput levels' unit of work: set's throughput mix,
+	// or with -repos N the mixes of N copies in turn.
+	mix      []dialog.ChatConfig
 	instant  *llmtest.Server // answers at once
 	slow     *llmtest.Server // answers after opts.ModelDelay
 	plugin   string          // plugin id@version, recorded in dialogues

@@ -88,6 +88,7 @@ type options struct {
 	JSON       string
 	Root       string
 	Repo       string
+	Repos      int
 	Browsers   []browser.Backend
 	// Isolation is what a simulator is in the throughput levels: window
 	// (a window of one code-server) or editor (a code-server each).
@@ -138,6 +139,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.DurationVar(&o.StartSpacing, "start-spacing", -1, "least time between two dialogues' starts in the throughput levels (0: none; negative: the driver's default, a second over the cores)")
 	fs.BoolVar(&o.Standing, "standing", false, "measure each throughput level on a standing worker, as a farm worker between runs: its windows opened and warmed by one dialogue each before the measured configs are given, so that window start-up is out of the measured span")
 	fs.StringVar(&o.Root, "root", ".", "the dialogfarm checkout (tools/ from `make setup`, plugin/, examples/)")
+	fs.IntVar(&o.Repos, "repos", 1, "copies of the repository the throughput levels' configs go to in turn, as configgen interleaves a plan's repositories: each copy is a workspace of its own, which a window moves to by reloading")
 	fs.StringVar(&o.Repo, "repo", "", "the repository the configs are written on (a copy is driven; its Python, Go, JavaScript and TypeScript files with top-level functions, at least 2; default: ROOT/examples/sample-repo)")
 	summary := fs.String("summary", "", "print only the farm summary of earlier -json reports (comma-separated files): one table of their levels and all their targets")
 	fs.IntVar(&o.Startup, "startup", 0, "measure only where a window's start-up CPU goes, over this many fresh starts (code-server, Chromium, each window's first dialogue and warm ones, CPU by process from /proc)")
@@ -316,6 +318,9 @@ func newBench(opts options, log *zap.Logger, stderr io.Writer) (*bench, func() e
 	if b.set, err = makeConfigs(repo); err != nil {
 		return nil, nil, errors.Join(err, cleanup())
 	}
+	if b.mix, err = repoMix(b.set, repo, opts.Repos); err != nil {
+		return nil, nil, errors.Join(err, cleanup())
+	}
 	var files []string
 	for _, c := range b.set.throughputMix() {
 		files = append(files, fmt.Sprintf("%s (%d lines)", c.File, lineCount(filepath.Join(repo, c.File))))
@@ -335,7 +340,7 @@ const answer = "It walks the input once and keeps a running value, so it is line
 // measure runs the latency runs, then the throughput levels.
 func (b *bench) measure(ctx context.Context) (*report, error) {
 	rep := &report{Backend: b.backend, Isolation: b.opts.Isolation, Standing: b.opts.Standing, Runs: b.opts.Runs, Rounds: b.opts.Rounds, CPUs: runtime.NumCPU(), LoadBefore: loadAverage(), ModelDelay: b.opts.ModelDelay.Seconds(),
-		PerSession: b.opts.PerSession}
+		PerSession: b.opts.PerSession, Repos: max(b.opts.Repos, 1)}
 	b.progress("browser backend %s; work folder %s; load average %s", b.backend, b.work, rep.LoadBefore)
 	if b.opts.QueueBench != "" {
 		q, err := readQueueBench(b.opts.QueueBench)

@@ -78,6 +78,10 @@ type level struct {
 	OK                int            `json:"ok"`
 	Failed            int            `json:"failed"`
 	Retried           int            `json:"attempts_retried"`
+	// Loads is how many times a window loaded a workspace over the
+	// level's runs: its first, and each move to another repository or
+	// reload after a failure (each costs about a window's start-up).
+	Loads int `json:"workbench_loads"`
 }
 
 // cpuPerDialogue is CPU seconds per dialogue: code-server + Chromium
@@ -137,6 +141,7 @@ type report struct {
 	RSS        []row           `json:"peak_rss_one_window_mib,omitempty"`
 	ModelDelay float64         `json:"throughput_model_delay_seconds"`
 	PerSession int             `json:"throughput_configs_per_simulator_per_round"`
+	Repos      int             `json:"throughput_repositories"`
 	Throughput []level         `json:"throughput"`
 	// Queue is the farm queue's own cost per job, from -queue-bench.
 	Queue    *queueFigures `json:"queue_per_job,omitempty"`

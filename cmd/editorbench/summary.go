@@ -41,7 +41,7 @@ func printSummary(w io.Writer, reps []*report) error {
 	}
 	b.WriteString(")\n")
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "model\tworker\tsims\tconfigs\tdial/min whole run\tvs 1\tdial/min steady\tvs 1\tCPU cores busy\tCPU s/dialogue steady (whole)\tpeak RSS\tok\t")
+	fmt.Fprintln(tw, "model\tworker\tsims\tconfigs\trepos\tdial/min whole run\tvs 1\tdial/min steady\tvs 1\tCPU cores busy\tCPU s/dialogue steady (whole)\tpeak RSS\tok\t")
 	for _, r := range reps {
 		for _, l := range r.Throughput {
 			steady, cpu := "-", fmt.Sprintf("- (%.2f)", l.Whole.Total)
@@ -50,8 +50,8 @@ func printSummary(w io.Writer, reps []*report) error {
 			} else {
 				l.SteadyRatio = 0
 			}
-			fmt.Fprintf(tw, "%.0f s\t%s\t%d\t%d x %d\t%.1f\t%s\t%s\t%s\t%.2f\t%s\t%.0f MiB\t%d/%d\t\n",
-				r.ModelDelay, r.worker(), l.Sessions, l.Rounds, l.ConfigsPerRound, l.PerMinute.Median, times(l.Ratio), steady, times(l.SteadyRatio),
+			fmt.Fprintf(tw, "%.0f s\t%s\t%d\t%d x %d\t%d\t%.1f\t%s\t%s\t%s\t%.2f\t%s\t%.0f MiB\t%d/%d\t\n",
+				r.ModelDelay, r.worker(), l.Sessions, l.Rounds, l.ConfigsPerRound, r.repos(), l.PerMinute.Median, times(l.Ratio), steady, times(l.SteadyRatio),
 				l.CPUEditor+l.CPUBrowser+l.CPUSelf, cpu, l.PeakRSSEditorMiB+l.PeakRSSBrowserMiB, l.OK, l.Rounds*l.ConfigsPerRound)
 		}
 	}
@@ -92,6 +92,10 @@ func (r *report) worker() string {
 	return "fresh"
 }
 
+// repos is how many repository copies the report's configs went to
+// (reports made before -repos say 0: one).
+func (r *report) repos() int { return max(r.Repos, 1) }
+
 // equalWorkTargets compares, at the same model delay, n simulators with
 // one simulator driving the same number of configs: a report of 1
 // simulator alone (make bench-farm runs 1 x 48 at the 2 s model) against
@@ -108,7 +112,7 @@ func equalWorkTargets(reps []*report) []target {
 		}
 		base := one.Throughput[0]
 		for _, r := range reps {
-			if r == one || r.ModelDelay != one.ModelDelay || r.Standing != one.Standing {
+			if r == one || r.ModelDelay != one.ModelDelay || r.Standing != one.Standing || r.repos() != one.repos() {
 				continue
 			}
 			for _, l := range r.Throughput {

@@ -8,12 +8,17 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 
 	"dialogfarm/adapter"
 	"dialogfarm/capture"
 	"dialogfarm/dialog"
 	"dialogfarm/driver"
+	"dialogfarm/driver/workbench"
 	"dialogfarm/pipeline"
 )
 
@@ -30,6 +35,7 @@ type levelRun struct {
 	whole, steadyCPU     cpuSnapshot
 	peakEditor, peakBrow int64
 	peakPSS              int64
+	loads                int               // workspace loads (see level.Loads)
 	warmWindows          []dialog.Dialogue // ok dialogues that were not their window's first
 	failures             []string
 }
@@ -69,11 +75,14 @@ func (b *bench) runLevel(ctx context.Context, out string, n int, cfgs []dialog.C
 	rss := startSampler(ctx, runFolderPIDs(out), 200*time.Millisecond, true)
 	t0 := time.Now()
 	var sum driver.Summary
+	var loads atomic.Int64
+	log := countLoads(b.log, &loads)
 	if b.opts.Standing {
-		sum, t0, err = b.driveStanding(ctx, dc, resp, cfgs)
+		sum, t0, err = b.driveStanding(ctx, dc, resp, cfgs, log, &loads)
 	} else {
-		sum, err = pipeline.Drive(ctx, dc, cfgs, resp, nil, b.log)
+		sum, err = pipeline.Drive(ctx, dc, cfgs, resp, nil, log)
 	}
+	res.loads = int(loads.Load())
 	res.peakEditor, res.peakBrow = rss.Stop()
 	pe, pb := rss.PeakPSS()
 	res.peakPSS = pe + pb
@@ -150,18 +159,18 @@ func (b *bench) runLevel(ctx context.Context, out string, n int, cfgs []dialog.C
 // together so that every window takes one), then drives cfgs on the same
 // windows through the farm's queue (pipeline.DriveOnRunner, as `drive`
 // does). measured is when cfgs were given.
-func (b *bench) driveStanding(ctx context.Context, dc pipeline.DriveConfig, resp capture.Responder, cfgs []dialog.ChatConfig) (sum driver.Summary, measured time.Time, err error) {
+func (b *bench) driveStanding(ctx context.Context, dc pipeline.DriveConfig, resp capture.Responder, cfgs []dialog.ChatConfig, log *zap.Logger, loads *atomic.Int64) (sum driver.Summary, measured time.Time, err error) {
 	srv, err := capture.Listen(ctx, dc.Capture, resp, nil, b.log)
 	if err != nil {
 		return sum, measured, err
 	}
 	defer shutdown(ctx, srv)
-	r := driver.NewRunner(dc.Run, srv, nil, b.log)
+	r := driver.NewRunner(dc.Run, srv, nil, log)
 	if err := r.Start(ctx); err != nil {
 		return sum, measured, fmt.Errorf("start editor and browser in %s: %w", dc.Run.Out, err)
 	}
 	defer r.Stop()
-	warm := cycle(b.set.throughputMix(), dc.Run.Sessions, "warm")
+	warm := cycle(b.mix, dc.Run.Sessions, "warm")
 	ws, err := pipeline.DriveOnRunner(ctx, r, dc, warm, b.log)
 	if err != nil {
 		return sum, measured, fmt.Errorf("warm the %d windows: %w", dc.Run.Sessions, err)
@@ -170,6 +179,7 @@ func (b *bench) driveStanding(ctx context.Context, dc pipeline.DriveConfig, resp
 		return sum, measured, fmt.Errorf("warm the %d windows: %d of %d warm-up dialogues failed (records: %s)", dc.Run.Sessions, len(warm)-ws.OK, len(warm), ws.Records)
 	}
 	measured = time.Now()
+	loads.Store(0) // the measured configs' loads only
 	sum, err = pipeline.DriveOnRunner(ctx, r, dc, cfgs, b.log)
 	return sum, measured, err
 }
@@ -277,7 +287,7 @@ func (b *bench) throughput(ctx context.Context, loads *[]float64) ([]level, []st
 		for k := range accs {
 			a := &accs[(k+r-1)%len(accs)]
 			n := a.lv.Sessions
-			cfgs := cycle(b.set.throughputMix(), a.lv.ConfigsPerRound, fmt.Sprintf("n%d-r%d", n, r))
+			cfgs := cycle(b.mix, a.lv.ConfigsPerRound, fmt.Sprintf("n%d-r%d", n, r))
 			out := filepath.Join(b.work, string(b.backend), "throughput", fmt.Sprintf("n%d-r%d", n, r))
 			t0 := time.Now()
 			res, err := b.runLevel(ctx, out, n, cfgs)
@@ -316,6 +326,7 @@ type levelAcc struct {
 
 func (a *levelAcc) add(r levelRun) {
 	a.lv.OK, a.lv.Failed, a.lv.Retried = a.lv.OK+r.ok, a.lv.Failed+r.failed, a.lv.Retried+r.retried
+	a.lv.Loads += r.loads
 	a.perMin = append(a.perMin, float64(r.ok)/r.wall.Minutes())
 	a.walls = append(a.walls, r.wall.Seconds())
 	a.wall += r.wall
@@ -379,3 +390,33 @@ func perDialogue(c cpuSnapshot, n float64) cpuPerDialogue {
 	}
 	return out
 }
+
+// countLoads is log, counting in n the windows' workspace loads (the
+// driver logs each at info, below log's own level).
+func countLoads(log *zap.Logger, n *atomic.Int64) *zap.Logger {
+	return log.WithOptions(zap.WrapCore(func(c zapcore.Core) zapcore.Core {
+		return zapcore.NewTee(c, loadCounter{LevelEnabler: zapcore.InfoLevel, n: n})
+	}))
+}
+
+// loadCounter is a zapcore.Core that counts "loading the workspace".
+type loadCounter struct {
+	zapcore.LevelEnabler
+	n *atomic.Int64
+}
+
+func (c loadCounter) With([]zapcore.Field) zapcore.Core { return c }
+
+func (c loadCounter) Check(e zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.CheckedEntry {
+	if e.Message == workbench.LoadingMessage {
+		return ce.AddCore(e, c)
+	}
+	return ce
+}
+
+func (c loadCounter) Write(zapcore.Entry, []zapcore.Field) error {
+	c.n.Add(1)
+	return nil
+}
+
+func (loadCounter) Sync() error { return nil }

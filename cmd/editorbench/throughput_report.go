@@ -26,22 +26,26 @@ func (r *report) printThroughput(b *strings.Builder) error {
 		"that loads it) to the last record, each ok dialogue counted by its share of time in that span. Failed\n"+
 		"attempts are retried by the farm (up to 3 attempts); their time stays in the run.\n",
 		r.ModelDelay, r.PerSession, r.Rounds)
+	if r.Repos > 1 {
+		fmt.Fprintf(b, "The mix is spread over %d copies of the repository, in turn (as configgen interleaves a plan's\n"+
+			"repositories): each copy is a workspace of its own, which a window moves to by reloading its workbench.\n", r.Repos)
+	}
 	if r.Standing {
 		fmt.Fprintf(b, "STANDING WORKER (-standing): each level's editor and browser were started, its n windows opened and\n"+
 			"each warmed by one dialogue before the measured configs were given, as a farm worker's windows are between\n"+
 			"runs: whole run = steady = from giving the measured configs (pipeline.DriveOnRunner) to the last record.\n")
 	}
 	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "sims\tconfigs\twhole run dial/min med (min-max)\tvs 1\tsteady dial/min med\tvs 1\tuntil all windows warm (s)\tCPU cores busy (of %d)\tok\tfailed (attempts retried)\t\n", r.CPUs)
+	fmt.Fprintf(tw, "sims\tconfigs\twhole run dial/min med (min-max)\tvs 1\tsteady dial/min med\tvs 1\tuntil all windows warm (s)\tCPU cores busy (of %d)\tok\tfailed (attempts retried)\tworkspace loads\t\n", r.CPUs)
 	for _, l := range r.Throughput {
 		if l.SteadyPerMinute.N == 0 {
 			l.SteadyRatio = 0
 		}
-		fmt.Fprintf(tw, "%d\t%d x %d\t%.1f (%.1f-%.1f)\t%s\t%s\t%s\t%s\t%.2f\t%d/%d\t%d (%d)\t\n",
+		fmt.Fprintf(tw, "%d\t%d x %d\t%.1f (%.1f-%.1f)\t%s\t%s\t%s\t%s\t%.2f\t%d/%d\t%d (%d)\t%d\t\n",
 			l.Sessions, l.Rounds, l.ConfigsPerRound, l.PerMinute.Median, l.PerMinute.Min, l.PerMinute.Max, times(l.Ratio),
 			numOr(l.SteadyPerMinute.N, l.SteadyPerMinute.Median, "%.1f"), times(l.SteadyRatio),
 			numOr(l.StartupSeconds.N, l.StartupSeconds.Median, "%.0f"), l.CPUEditor+l.CPUBrowser+l.CPUSelf,
-			l.OK, l.Rounds*l.ConfigsPerRound, l.Failed, l.Retried)
+			l.OK, l.Rounds*l.ConfigsPerRound, l.Failed, l.Retried, l.Loads)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

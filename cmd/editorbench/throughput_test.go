@@ -6,11 +6,16 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+
 	"dialogfarm/adapter"
 	"dialogfarm/dialog"
+	"dialogfarm/driver/workbench"
 )
 
 var t0 = time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
@@ -213,8 +218,11 @@ func TestSummaryOfTwoReports(t *testing.T) {
 		{Sessions: 1, Rounds: 1, ConfigsPerRound: 4, PerMinute: stats{N: 1, Median: 2.9}, Ratio: 1, OK: 4},
 		{Sessions: 16, Rounds: 1, ConfigsPerRound: 48, PerMinute: stats{N: 1, Median: 34.1}, Ratio: 11.76, OK: 48},
 	}, Targets: []target{newTarget("issue 43: 16 simulators vs 1: dialogues/min, standing worker (windows warm) (0.75x linear)", 11.76, true, ">=", 12, "x")}}
+	// 8 windows on 4 repositories' configs: no equal-work ratio against
+	// the 1 x 48 on one.
+	fourRepos := &report{ModelDelay: 2, Repos: 4, Throughput: []level{{Sessions: 8, Rounds: 1, ConfigsPerRound: 48, PerMinute: stats{N: 1, Median: 20}, OK: 48}}}
 	var paths []string
-	for i, r := range []*report{two, ten, equal, standing} {
+	for i, r := range []*report{two, ten, equal, standing, fourRepos} {
 		p := filepath.Join(dir, string(rune('a'+i))+".json")
 		if err := writeJSON(p, []*report{r}); err != nil {
 			t.Fatal(err)
@@ -230,22 +238,26 @@ func TestSummaryOfTwoReports(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, re := range []string{
-		`(?m)^2 s\s+fresh\s+1\s+2 x 12\s+8\.0\s+1\.00x\s+10\.0\s+1\.00x\s+0\.00\s+3\.50 \(6\.00\)\s+1700 MiB\s+24/24`,
-		`(?m)^2 s\s+fresh\s+4\s+2 x 48\s+26\.0\s+3\.25x\s+-\s+-\s+0\.00\s+- \(4\.00\)\s+0 MiB\s+95/96`,
-		`(?m)^10 s\s+fresh\s+8\s+1 x 40\s+15\.0`,
+		`(?m)^2 s\s+fresh\s+1\s+2 x 12\s+1\s+8\.0\s+1\.00x\s+10\.0\s+1\.00x\s+0\.00\s+3\.50 \(6\.00\)\s+1700 MiB\s+24/24`,
+		`(?m)^2 s\s+fresh\s+4\s+2 x 48\s+1\s+26\.0\s+3\.25x\s+-\s+-\s+0\.00\s+- \(4\.00\)\s+0 MiB\s+95/96`,
+		`(?m)^10 s\s+fresh\s+8\s+1 x 40\s+1\s+15\.0`,
 		`queue per job: 3100 µs wall, 2400 µs CPU \(medians of 5 runs\)`,
 		`2 s model run \(fresh worker\): 4 simulators vs 1\s+3\.25x >= 3\.20x\s+MET`,
 		`10 s model run \(fresh worker\): 8 simulators vs 1\s+5\.10x >= 6\.40x\s+NOT MET`,
-		`(?m)^2 s\s+fresh\s+1\s+1 x 48\s+10\.4`,
+		`(?m)^2 s\s+fresh\s+1\s+1 x 48\s+1\s+10\.4`,
 		`2 s model run \(fresh worker\): UI time per dialogue\s+0\.70 s <= 0\.66 s\s+NOT MET`,
 		`2 s model: 4 simulators vs 1 on the same 48 configs, whole run incl\. window start-up \(0\.8x linear\)\s+2\.50x >= 3\.20x\s+NOT MET`,
 		`  the same, steady \(every window warm\)\s+- >= 3\.20x\s+NOT MEASURED`,
-		`(?m)^2 s\s+standing\s+16\s+1 x 48\s+34\.1\s+11\.76x`,
+		`(?m)^2 s\s+standing\s+16\s+1 x 48\s+1\s+34\.1\s+11\.76x`,
+		`(?m)^2 s\s+fresh\s+8\s+1 x 48\s+4\s+20\.0`,
 		`2 s model run \(standing worker\): issue 43: 16 simulators vs 1: dialogues/min, standing worker \(windows warm\) \(0\.75x linear\)\s+11\.76x >= 12\.00x\s+NOT MET`,
 	} {
 		if !regexp.MustCompile(re).MatchString(b.String()) {
 			t.Errorf("summary does not match %q:\n%s", re, b.String())
 		}
+	}
+	if strings.Contains(b.String(), "8 simulators vs 1 on the same") {
+		t.Errorf("a level on 4 repositories was compared with a run of 1 simulator on one:\n%s", b.String())
 	}
 	if strings.Contains(b.String(), "16 simulators vs 1 on the same") {
 		t.Errorf("a standing worker's level was compared with a fresh run of 1 simulator:\n%s", b.String())
@@ -310,5 +322,25 @@ func TestScaleTargets(t *testing.T) {
 		if strings.HasPrefix(tg.Name, "issue 43") {
 			t.Errorf("target %q with one level", tg.Name)
 		}
+	}
+}
+
+// TestCountLoads: the windows' workspace loads are counted from the
+// driver's info line, through a logger that shows warnings only, and the
+// line itself stays out of that logger's output.
+func TestCountLoads(t *testing.T) {
+	var out strings.Builder
+	base := zap.New(zapcore.NewCore(zapcore.NewConsoleEncoder(zap.NewDevelopmentEncoderConfig()), zapcore.AddSync(&out), zapcore.WarnLevel))
+	var n atomic.Int64
+	log := countLoads(base, &n).With(zap.String("session", "s1"))
+	log.Info(workbench.LoadingMessage, zap.String("repo", "/r/a"))
+	log.Info("something else")
+	log.Warn(workbench.LoadingMessage)
+	log.Debug(workbench.LoadingMessage)
+	if n.Load() != 2 {
+		t.Errorf("%d loads counted, want 2 (the info and the warning)", n.Load())
+	}
+	if strings.Count(out.String(), workbench.LoadingMessage) != 1 {
+		t.Errorf("the warn-level log shows:\n%s", out.String())
 	}
 }

@@ -47,6 +47,7 @@ type Session struct {
 	editorURL string
 	password  string // code-server's login password
 	workspace string // the workspace file the window shows, "" before load
+	repo      string // the repository it shows, "" before load
 	timeouts  Timeouts
 	loads     chan struct{} // held while the window loads a workspace
 	turns     *UITurns      // taken for the steps up to the first query
@@ -102,7 +103,10 @@ func (s *Session) open(ctx context.Context, repo string, a *adapter.Adapter) err
 	if ws == s.workspace {
 		return nil
 	}
-	s.workspace = ""
+	// A window's load costs as much as its start-up: the log says
+	// which repository each one was for, and which it left.
+	s.log.Info(LoadingMessage, zap.String("repo", repo), zap.String("was", s.repo))
+	s.workspace, s.repo = "", ""
 	if err := s.load(ctx, ws, a); err != nil {
 		return err
 	}
@@ -113,7 +117,7 @@ func (s *Session) open(ctx context.Context, repo string, a *adapter.Adapter) err
 			return err
 		}
 	}
-	s.workspace = ws
+	s.workspace, s.repo = ws, repo
 	return nil
 }
 
@@ -140,6 +144,10 @@ func (s *Session) load(ctx context.Context, ws string, a *adapter.Adapter) error
 	}
 	return s.win.waitReady(ctx, a.Extension.Ready, explorerGrace, emptyExplorerGrace, s.log)
 }
+
+// LoadingMessage is what a session logs (at info) as its window loads a
+// workspace.
+const LoadingMessage = "loading the workspace"
 
 // Reload forgets the loaded workspace so the next config navigates afresh:
 // after a failure the window's state is unknown.
