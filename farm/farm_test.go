@@ -176,6 +176,22 @@ func collect(tb testing.TB, q *Queue, run string, want []string, recs Records, a
 	return prog
 }
 
+// collectOnce collects run's records of cs and checks that each config
+// has exactly one.
+func collectOnce(tb testing.TB, q *Queue, run string, cs []dialog.ChatConfig) (Progress, *memRecords, []Attempt) {
+	tb.Helper()
+	recs := newMemRecords()
+	var attempts []Attempt
+	var dead []DeadLetter
+	prog := collect(tb, q, run, ids(cs), recs, &attempts, &dead)
+	for _, c := range cs {
+		if recs.appends[c.ID] != 1 {
+			tb.Errorf("%s recorded %d times", c.ID, recs.appends[c.ID])
+		}
+	}
+	return prog, recs, attempts
+}
+
 func TestEveryConfigOnceWithRetries(t *testing.T) {
 	r := startRig(t, t.TempDir(), DefaultQueueConfig())
 	cs := configs(24)
@@ -200,16 +216,7 @@ func TestEveryConfigOnceWithRetries(t *testing.T) {
 	}
 	stop := r.runWorkers(t, 3, 2, drv, zaptest.NewLogger(t))
 	defer stop()
-	recs := newMemRecords()
-	var attempts []Attempt
-	var dead []DeadLetter
-	prog := collect(t, r.q, "run1", ids(cs), recs, &attempts, &dead)
-
-	for _, c := range cs {
-		if recs.appends[c.ID] != 1 {
-			t.Errorf("%s recorded %d times", c.ID, recs.appends[c.ID])
-		}
-	}
+	prog, recs, attempts := collectOnce(t, r.q, "run1", cs)
 	if prog.OK != 22 || prog.Failed != 2 || prog.Dead != 0 {
 		t.Errorf("progress %+v, want 22 ok, 2 failed", prog)
 	}

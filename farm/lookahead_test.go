@@ -54,16 +54,7 @@ func TestSlotsKeepTheirRepository(t *testing.T) {
 	}
 	stop := r.runWorkers(t, 1, repos, drv, zaptest.NewLogger(t))
 	defer stop()
-	recs := newMemRecords()
-	var attempts []Attempt
-	var dead []DeadLetter
-	prog := collect(t, r.q, "run1", ids(cs), recs, &attempts, &dead)
-	for _, c := range cs {
-		if recs.appends[c.ID] != 1 {
-			t.Errorf("%s recorded %d times", c.ID, recs.appends[c.ID])
-		}
-	}
-	if prog.OK != len(cs) {
+	if prog, _, _ := collectOnce(t, r.q, "run1", cs); prog.OK != len(cs) {
 		t.Errorf("progress %+v, want %d ok", prog, len(cs))
 	}
 	mu.Lock()
@@ -192,10 +183,7 @@ func TestLookaheadHoldsOneJobPerSlot(t *testing.T) {
 		t.Errorf("%d jobs pulled while %d slots drive their first: want at most %d", n, slots, 2*slots)
 	}
 	close(release)
-	recs := newMemRecords()
-	var attempts []Attempt
-	var dead []DeadLetter
-	if prog := collect(t, r.q, "run1", ids(cs), recs, &attempts, &dead); prog.OK != len(cs) {
+	if prog, _, _ := collectOnce(t, r.q, "run1", cs); prog.OK != len(cs) {
 		t.Errorf("progress %+v, want %d ok", prog, len(cs))
 	}
 }

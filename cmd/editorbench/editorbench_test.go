@@ -228,6 +228,19 @@ func TestModelDelayBounds(t *testing.T) {
 	}
 }
 
+// writeTree writes files (path: text) under dir.
+func writeTree(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for name, text := range files {
+		if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // TestCopyRepoLeavesOutGitAndNodeModules: a repository given with -repo is
 // copied without its .git and node_modules folders, and configs are made on
 // the copy.
@@ -242,14 +255,7 @@ func TestCopyRepoLeavesOutGitAndNodeModules(t *testing.T) {
 		"web/.cache/three.ts":     "function three(x) {\n  return x;\n}\n",
 		"web/four.js":             "function four(x) {\n  return x;\n}\n",
 	}
-	for name, text := range files {
-		if err := os.MkdirAll(filepath.Join(src, filepath.Dir(name)), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(src, name), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeTree(t, src, files)
 	dst := filepath.Join(t.TempDir(), "repo")
 	if err := copyRepo(src, dst); err != nil {
 		t.Fatal(err)
@@ -289,17 +295,10 @@ func TestCopyRepoLeavesOutGitAndNodeModules(t *testing.T) {
 // of the repository, config by config in turn, each config on its copy.
 func TestRepoMix(t *testing.T) {
 	src := t.TempDir()
-	for name, text := range map[string]string{
+	writeTree(t, src, map[string]string{
 		"a/one.py": "def one(x):\n    return x + 1\n",
 		"b/two.go": "package b\n\nfunc Two(x int) int {\n\treturn x * 2\n}\n",
-	} {
-		if err := os.MkdirAll(filepath.Join(src, filepath.Dir(name)), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(src, name), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	})
 	repo := filepath.Join(t.TempDir(), "repo")
 	if err := copyRepo(src, repo); err != nil {
 		t.Fatal(err)
