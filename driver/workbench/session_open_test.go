@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/zap/zaptest"
+
 	"dialogfarm/dialog"
 	"dialogfarm/driver/browser"
 )
@@ -46,7 +48,7 @@ func TestOpenWaitsForLoadOutsideItsTimeout(t *testing.T) {
 	loads := make(chan struct{}, 1)
 	loads <- struct{}{} // another window is loading
 	s := &Session{ID: "s1", win: &window{page: p}, capture: noExchanges{}, dir: t.TempDir(),
-		editorURL: "http://127.0.0.1:1", timeouts: Timeouts{Load: load}, loads: loads}
+		editorURL: "http://127.0.0.1:1", timeouts: Timeouts{Load: load}, loads: loads, log: zaptest.NewLogger(t)}
 	// The other window's load ends after longer than this window's whole
 	// load timeout.
 	release := time.AfterFunc(3*load/2, func() { <-loads })
