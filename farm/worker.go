@@ -116,9 +116,9 @@ func NewWorker(cfg WorkerConfig, q *Queue, drv Driver, metrics *Metrics, log *za
 
 // holdUnassigned is how long a job the worker pulled ahead waits for a
 // window on its repository before the next slot that asks takes it. It
-// is a bound for the rare job no window comes back for: one the worker
-// holds goes to a slot with no job of its own repository held anyway once
-// the worker holds one job per slot. The first dialogues of 16 fresh
+// is a bound for the rare job no window comes back for: a held job goes
+// to a slot with no job of its own repository held anyway once the
+// worker holds one per window in use. The first dialogues of 16 fresh
 // windows, which load one after the other, end over a minute after their
 // jobs were pulled: 30 s handed the rest of those jobs out in queue order.
 const holdUnassigned = 3 * time.Minute
