@@ -90,14 +90,12 @@ func (l *lookahead) next(ctx context.Context, slot int) (jetstream.Msg, error) {
 		if m, ok := l.pick(slot, true); ok {
 			return m, nil
 		}
+		// Nothing held and nothing queued: wait for a job.
 		m, err = l.src.Next(jetstream.FetchMaxWait(l.wait))
 		if err != nil {
 			return nil, err
 		}
-		l.mu.Lock()
-		l.shows[slot] = repoKey(m.Data())
-		l.mu.Unlock()
-		return m, nil
+		l.keep(m)
 	}
 	return nil, ctx.Err()
 }
@@ -140,18 +138,25 @@ func (l *lookahead) pull(n int) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	var got []heldJob
+	var got []jetstream.Msg
 	for m := range batch.Messages() {
-		got = append(got, heldJob{msg: m, repo: repoKey(m.Data()), since: time.Now()})
+		got = append(got, m)
 	}
 	if err := batch.Error(); err != nil && len(got) == 0 &&
 		!errors.Is(err, jetstream.ErrNoMessages) && !errors.Is(err, nats.ErrTimeout) {
 		return 0, err
 	}
-	l.mu.Lock()
-	l.held = append(l.held, got...)
-	l.mu.Unlock()
+	l.keep(got...)
 	return len(got), nil
+}
+
+// keep holds pulled jobs unassigned.
+func (l *lookahead) keep(msgs ...jetstream.Msg) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, m := range msgs {
+		l.held = append(l.held, heldJob{msg: m, repo: repoKey(m.Data()), since: time.Now()})
+	}
 }
 
 // pick takes a held job for slot: one held past hold, else one on the
