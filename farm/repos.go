@@ -15,12 +15,10 @@ import (
 	"regexp"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap"
-	"golang.org/x/sync/singleflight"
 )
 
 // RepoRef names a repository in the farm's repos bucket: the SHA-256 of a
@@ -173,107 +171,6 @@ func shipRepo(ctx context.Context, nc *nats.Conn, obs jetstream.ObjectStore, dir
 		return ref, false, fmt.Errorf("put repository %s in the object store: %w", dir, err)
 	}
 	return ref, true, nil
-}
-
-// RepoCache keeps the repositories a worker's jobs name, fetched from the
-// farm's repos bucket, in folders named by their content.
-type RepoCache struct {
-	dir   string
-	q     *Queue
-	log   *zap.Logger
-	group singleflight.Group
-	// fetched counts the repositories fetched (not found in the cache).
-	mu      sync.Mutex
-	fetched int
-}
-
-// NewRepoCache keeps repositories in dir.
-func NewRepoCache(dir string, q *Queue, log *zap.Logger) *RepoCache {
-	return &RepoCache{dir: dir, q: q, log: log}
-}
-
-// Path returns the folder holding ref's repository,
-// DIR/<object>/<name>, fetching it first if the cache lacks it. Slots
-// asking for the same repository at once wait for one fetch.
-func (c *RepoCache) Path(ctx context.Context, ref RepoRef) (string, error) {
-	if !repoObject.MatchString(ref.Object) {
-		return "", fmt.Errorf("repository object %q: not a sha256-<hex> name", ref.Object)
-	}
-	name := ref.Name
-	if name == "" || name != filepath.Base(name) || !filepath.IsLocal(name) {
-		name = "repo"
-	}
-	dst := filepath.Join(c.dir, ref.Object, name)
-	if _, err := os.Stat(dst); err == nil {
-		return dst, nil
-	}
-	_, err, _ := c.group.Do(dst, func() (any, error) {
-		if _, err := os.Stat(dst); err == nil {
-			return nil, nil
-		}
-		return nil, c.fetch(ctx, ref, dst)
-	})
-	if err != nil {
-		return "", err
-	}
-	return dst, nil
-}
-
-// Fetched is how many repositories the cache fetched from the farm.
-func (c *RepoCache) Fetched() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.fetched
-}
-
-// fetch unpacks ref into a temporary folder beside dst, checks the
-// content's hash against its name and renames it to dst.
-func (c *RepoCache) fetch(ctx context.Context, ref RepoRef, dst string) error {
-	if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
-		return fmt.Errorf("create repository cache %s: %w", c.dir, err)
-	}
-	obs, err := c.q.objectStore(ctx, ReposBucket)
-	if err != nil {
-		return err
-	}
-	var res jetstream.ObjectResult
-	err = refusedDuring(ctx, c.q.js.Conn(), func(ctx context.Context) (err error) {
-		res, err = obs.Get(ctx, ref.Object)
-		return err
-	})
-	if err != nil {
-		return fmt.Errorf("fetch repository %s: %w", ref.Object, err)
-	}
-	defer res.Close()
-	tmp, err := os.MkdirTemp(filepath.Dir(dst), ".fetch-*")
-	if err != nil {
-		return fmt.Errorf("fetch repository %s: %w", ref.Object, err)
-	}
-	defer os.RemoveAll(tmp)
-	sum := sha256.New()
-	body := io.TeeReader(res, sum)
-	files, err := unpack(body, tmp)
-	if err == nil {
-		_, err = io.Copy(io.Discard, body) // the rest, so that sum covers every byte
-	}
-	if err != nil {
-		return fmt.Errorf("fetch repository %s: %w", ref.Object, err)
-	}
-	if got := "sha256-" + hex.EncodeToString(sum.Sum(nil)); got != ref.Object {
-		return fmt.Errorf("fetch repository %s: its content hashes to %s", ref.Object, got)
-	}
-	c.mu.Lock()
-	c.fetched++
-	c.mu.Unlock()
-	if err := os.Rename(tmp, dst); err != nil {
-		if _, serr := os.Stat(dst); serr == nil {
-			return nil // another worker process on this cache won
-		}
-		return fmt.Errorf("fetch repository %s: %w", ref.Object, err)
-	}
-	c.log.Info("fetched repository from the farm", zap.String("object", ref.Object), zap.Int("files", files),
-		zap.Int64("bytes", ref.Size), zap.String("into", dst))
-	return nil
 }
 
 // unpack writes the tar.gz r into dir, through an os.Root so that no name

@@ -84,7 +84,7 @@ func TestWorkersWithoutTheRunFolder(t *testing.T) {
 	defer func() { stop(); wg.Wait() }()
 	for i, wq := range r.workerQueues {
 		home := filepath.Join(tmp, fmt.Sprintf("worker%d", i+1))
-		cache := NewRepoCache(filepath.Join(home, "repos"), wq, zaptest.NewLogger(t))
+		cache := NewRepoCache(filepath.Join(home, "repos"), 0, wq, zaptest.NewLogger(t))
 		caches = append(caches, cache)
 		drv := funcDriver(func(ctx context.Context, slot int, c dialog.ChatConfig) (Outcome, error) {
 			d := okDialogue(c)

@@ -63,7 +63,8 @@ type WorkerConfig struct {
 	// Repos, when set, fetches and keeps the repositories jobs name in
 	// the farm's repos bucket: the worker drives in its own copy and never
 	// at the coordinator's path. Nil drives at Config.Repo (a worker
-	// that shares the run folder).
+	// that shares the run folder). The worker trims it when it starts
+	// and lets go of its slots' repositories when it stops.
 	Repos *RepoCache
 	// SendFiles sends a failed dialogue's artifacts back through the
 	// farm's files bucket (a worker that does not share the run folder).
@@ -127,6 +128,10 @@ const holdUnassigned = 3 * time.Minute
 // pulled ahead and did not start go back to the queue when it returns.
 func (w *Worker) Run(ctx context.Context) error {
 	defer w.ahead.release()
+	if r := w.cfg.Repos; r != nil {
+		r.Trim()
+		defer r.Release()
+	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { w.reportHealth(gctx); return nil })
 	g.Go(func() error {
@@ -300,7 +305,7 @@ func (w *Worker) handle(ctx context.Context, slot int, msg jetstream.Msg) error 
 func (w *Worker) drive(ctx context.Context, slot int, job Job) (Outcome, error) {
 	c := job.Config
 	if job.Repo != nil && w.cfg.Repos != nil {
-		path, err := w.cfg.Repos.Path(ctx, *job.Repo)
+		path, err := w.cfg.Repos.Path(ctx, slot, *job.Repo)
 		if ctx.Err() != nil {
 			return Outcome{}, ctx.Err()
 		}

@@ -49,11 +49,17 @@ type FarmConfig struct {
 	// WatchEvery is how often a run that does not drive (Local false)
 	// warns while its jobs wait and no worker reports; 0: never.
 	WatchEvery time.Duration
+	// RepoCacheMiB bounds a remote worker's repositories (OUT/repos):
+	// beyond it, those no window shows go, least recently used first;
+	// 0 keeps every one.
+	RepoCacheMiB int64
 }
 
-// DefaultFarmConfig embeds the farm and drives locally, 3 attempts.
+// DefaultFarmConfig embeds the farm and drives locally, 3 attempts; a
+// remote worker keeps 20 GiB of repositories.
 func DefaultFarmConfig() FarmConfig {
-	return FarmConfig{Queue: farm.DefaultQueueConfig(), Attempts: 3, Local: true, WatchEvery: 30 * time.Second}
+	return FarmConfig{Queue: farm.DefaultQueueConfig(), Attempts: 3, Local: true, WatchEvery: 30 * time.Second,
+		RepoCacheMiB: 20 << 10}
 }
 
 // Farm files in the run folder.
@@ -343,7 +349,7 @@ func newWorker(ctx context.Context, cfg DriveConfig, q *farm.Queue, r *driver.Ru
 	wc := farm.DefaultWorkerConfig()
 	wc.Slots, wc.Editors = slots, r.PIDs
 	if remote {
-		wc.Repos, wc.SendFiles = farm.NewRepoCache(filepath.Join(cfg.Run.Out, RepoCacheDir), q, log), true
+		wc.Repos, wc.SendFiles = farm.NewRepoCache(filepath.Join(cfg.Run.Out, RepoCacheDir), cfg.Farm.RepoCacheMiB<<20, q, log), true
 	}
 	if cfg.Farm.Auto {
 		wc.Budget = farm.NewBudget(slots)

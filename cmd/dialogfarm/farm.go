@@ -322,13 +322,16 @@ simulators, and drives the jobs of every run on the farm, publishing each
 config's record for the run that enqueued it. It needs no folder of the
 machine that started the run: it fetches the repositories its jobs name
 from the farm's object store into OUT/repos (each once, kept there for
-later jobs and runs) and sends failure artifacts back the same way. --out
-keeps the editor's folders, the repositories, exchanges.jsonl and its own
-copy of the failure artifacts.`,
+later jobs and runs; beyond --repo-cache-mib, those no window shows go,
+least recently used first) and sends failure artifacts back the same way.
+--out keeps the editor's folders, the repositories, exchanges.jsonl and its
+own copy of the failure artifacts.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return a.worker(cmd.Context()) },
 	}
 	cmd.Flags().String("out", "", "this worker's folder (default out/worker-<host>)")
+	cmd.Flags().Int64("repo-cache-mib", pipeline.DefaultFarmConfig().RepoCacheMiB,
+		"MiB of repositories kept in OUT/repos; beyond it, those no window shows are removed, least recently used first (0: keep every one)")
 	addDriveFlags(cmd)
 	addQueryModelFlags(cmd)
 	addResponderFlags(cmd)
@@ -349,6 +352,7 @@ func (a *app) worker(ctx context.Context) error {
 	if dc.Farm.NATS.URL == "" {
 		return errors.New("worker: --nats is required (the farm to pull jobs from)")
 	}
+	dc.Farm.RepoCacheMiB = a.v.GetInt64("repo-cache-mib")
 	if err := a.startMetrics(ctx, &dc); err != nil {
 		return err
 	}

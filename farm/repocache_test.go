@@ -1,0 +1,166 @@
+package farm
+
+import (
+	"context"
+	"crypto/rand"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"go.uber.org/zap/zaptest"
+)
+
+// shipKiB puts repositories of about kib KiB each (random, so gzip keeps
+// their size) in the farm and returns their refs, in the order of names.
+func shipKiB(t *testing.T, r *rig, kib int, names ...string) []RepoRef {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var dirs []string
+	for _, n := range names {
+		dir := filepath.Join(t.TempDir(), n)
+		writeTree(t, dir, map[string]string{"main.py": "def " + n + "(): pass\n"})
+		buf := make([]byte, kib<<10)
+		_, _ = rand.Read(buf)
+		if err := os.WriteFile(filepath.Join(dir, "data.bin"), buf, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		dirs = append(dirs, dir)
+	}
+	refs, err := r.q.ShipRepos(ctx, dirs, zaptest.NewLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []RepoRef
+	for _, d := range dirs {
+		out = append(out, refs[d])
+	}
+	return out
+}
+
+func cachedObjects(t *testing.T, dir string) map[string]bool {
+	t.Helper()
+	got := map[string]bool{}
+	es, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range es {
+		if e.IsDir() && repoObject.MatchString(e.Name()) {
+			got[e.Name()] = true
+		}
+	}
+	return got
+}
+
+// With a limit, a worker's cache removes the least recently used
+// repository that no window shows; what a window shows stays, even
+// beyond the limit, and a removed repository is fetched again when a job
+// names it.
+func TestRepoCacheRemovesWhatNoWindowShows(t *testing.T) {
+	r := startRig(t, t.TempDir(), DefaultQueueConfig())
+	refs := shipKiB(t, r, 300, "alpha", "beta", "gamma")
+	a, b, g := refs[0], refs[1], refs[2]
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	dir := filepath.Join(t.TempDir(), "repos")
+	c := NewRepoCache(dir, 700<<10, r.q, zaptest.NewLogger(t)) // two fit, not three
+	path := func(slot int, ref RepoRef) {
+		t.Helper()
+		p, err := c.Path(ctx, slot, ref)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(filepath.Join(p, "main.py")); err != nil {
+			t.Fatalf("slot %d's copy of %s: %v", slot, ref.Name, err)
+		}
+	}
+	has := func(want ...RepoRef) {
+		t.Helper()
+		got := cachedObjects(t, dir)
+		if len(got) != len(want) {
+			t.Errorf("the cache holds %d repositories, want %d", len(got), len(want))
+		}
+		for _, w := range want {
+			if !got[w.Object] {
+				t.Errorf("%s is not in the cache", w.Name)
+			}
+		}
+	}
+	path(0, a)
+	path(0, b)
+	path(0, g) // alpha and beta are left; alpha, used less recently, goes
+	has(b, g)
+	path(1, a) // fetched again; beta, which no window shows, goes
+	has(g, a)
+	if c.Fetched() != 4 {
+		t.Errorf("%d fetches, want 4", c.Fetched())
+	}
+	// Beyond the limit, what windows show stays.
+	small := NewRepoCache(filepath.Join(t.TempDir(), "repos"), 1, r.q, zaptest.NewLogger(t))
+	for slot, ref := range refs {
+		if _, err := small.Path(ctx, slot, ref); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := len(cachedObjects(t, small.dir)); n != 3 {
+		t.Errorf("a cache over its limit kept %d of the 3 repositories its windows show", n)
+	}
+	small.Release()
+	small.Trim()
+	if n := len(cachedObjects(t, small.dir)); n != 0 {
+		t.Errorf("released, %d repositories stay over the limit", n)
+	}
+}
+
+// Two worker processes on one cache folder: one does not remove what the
+// other's window shows, and what a killed fetch or removal left goes.
+func TestRepoCacheSharedFolder(t *testing.T) {
+	r := startRig(t, t.TempDir(), DefaultQueueConfig())
+	refs := shipKiB(t, r, 300, "alpha", "beta")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	dir := filepath.Join(t.TempDir(), "repos")
+	one := NewRepoCache(dir, 400<<10, r.q, zaptest.NewLogger(t))
+	other := NewRepoCache(dir, 400<<10, r.q, zaptest.NewLogger(t))
+	if _, err := other.Path(ctx, 0, refs[0]); err != nil {
+		t.Fatal(err)
+	}
+	// Left by a process killed midway.
+	writeTree(t, filepath.Join(dir, refs[1].Object, ".fetch-123"), map[string]string{"half.py": "def"})
+	writeTree(t, filepath.Join(dir, ".remove-x"), map[string]string{"gone.py": "def"})
+	if _, err := one.Path(ctx, 0, refs[1]); err != nil {
+		t.Fatal(err)
+	}
+	if one.Fetched() != 1 {
+		t.Errorf("the second process fetched %d repositories, want 1", one.Fetched())
+	}
+	got := cachedObjects(t, dir)
+	if !got[refs[0].Object] || !got[refs[1].Object] {
+		t.Errorf("over the limit, the cache holds %v: want both, as windows show them", got)
+	}
+	for _, left := range []string{filepath.Join(dir, refs[1].Object, ".fetch-123"), filepath.Join(dir, ".remove-x")} {
+		if _, err := os.Stat(left); err == nil {
+			t.Errorf("%s is still there", left)
+		}
+	}
+	// The same content under another name is fetched beside it, not
+	// waited for.
+	twin := refs[0]
+	twin.Name = "alpha-copy"
+	p, err := one.Path(ctx, 1, twin)
+	if err != nil || filepath.Base(p) != "alpha-copy" {
+		t.Fatalf("the twin at %q: %v", p, err)
+	}
+	// Once no window shows alpha, it goes at the next trim.
+	other.Release()
+	if _, err := one.Path(ctx, 1, refs[1]); err != nil {
+		t.Fatal(err)
+	}
+	one.Trim()
+	got = cachedObjects(t, dir)
+	if got[refs[0].Object] || !got[refs[1].Object] {
+		t.Errorf("after release the cache holds %v: want beta only", got)
+	}
+}
