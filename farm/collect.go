@@ -59,7 +59,9 @@ const deadNonce = "dead-letter"
 // Collect writes the run's results into its record log until every wanted
 // config has an outcome or ctx ends. It is safe to run again after a crash:
 // its consumers are durable (what was acknowledged is not delivered again)
-// and a config the record log already holds is not appended twice.
+// and a config the record log already holds is not appended twice. Once
+// every wanted config has its outcome, the farm forgets the run (forget):
+// Want must be every config of the run not recorded yet.
 func (q *Queue) Collect(ctx context.Context, cfg CollectConfig, log *zap.Logger) (Progress, error) {
 	start := time.Now()
 	prog := Progress{Total: len(cfg.Want)}
@@ -203,6 +205,11 @@ func (q *Queue) Collect(ctx context.Context, cfg CollectConfig, log *zap.Logger)
 			return prog, fmt.Errorf("collect the last attempts: %w", err)
 		}
 		if info.NumPending == 0 && info.NumAckPending == 0 {
+			cancel()
+			for _, it := range iters {
+				it.Stop()
+			}
+			q.forget(ctx, cfg.Run, log)
 			return prog, nil
 		}
 		select {
@@ -213,6 +220,31 @@ func (q *Queue) Collect(ctx context.Context, cfg CollectConfig, log *zap.Logger)
 				return prog, err
 			}
 		case <-tick.C:
+		}
+	}
+}
+
+// forget takes a collected run's outcomes off the farm (its results, dead
+// letters and attempts are in the run folder now) and deletes its
+// collector's consumers: the farm's store would otherwise keep every run
+// it ever held. A result a redelivered job publishes later stays.
+func (q *Queue) forget(ctx context.Context, run string, log *zap.Logger) {
+	t := token(run)
+	for _, p := range []struct{ stream, kind, subj string }{
+		{ResultsStream, "result", "dfarm.results." + t + ".>"},
+		{DeadStream, "dead", "dfarm.dead." + t + ".>"},
+		{EventsStream, "event", "dfarm.events." + t + ".>"},
+	} {
+		err := q.js.DeleteConsumer(ctx, p.stream, "collect_"+t+"_"+p.kind)
+		if err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
+			log.Warn("delete a collected run's consumer", zap.String("run", run), zap.Error(err))
+		}
+		s, err := q.js.Stream(ctx, p.stream)
+		if err == nil {
+			err = s.Purge(ctx, jetstream.WithPurgeSubject(p.subj))
+		}
+		if err != nil {
+			log.Warn("take a collected run's outcomes off the farm", zap.String("run", run), zap.Error(err))
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 
@@ -239,6 +241,9 @@ func TestEveryConfigOnceWithRetries(t *testing.T) {
 	if v, _ := tries.Load("cfg-003"); v.(*atomic.Int32).Load() != 1 {
 		t.Errorf("a config that cannot fit was driven %d times", v.(*atomic.Int32).Load())
 	}
+	if left := leftOnFarm(t, r.q.js, "run1"); len(left) > 0 {
+		t.Errorf("the collected run left on the farm: %v", left)
+	}
 }
 
 func TestCrashedWorkerJobIsRedelivered(t *testing.T) {
@@ -324,9 +329,13 @@ func TestDeadLetterAfterMaxDeliveries(t *testing.T) {
 	if dead[0].Reason == "" || dead[0].Deliveries != 3 {
 		t.Errorf("dead letter %+v", dead[0])
 	}
+	// The run is collected: the farm forgets it.
+	if left := leftOnFarm(t, r.q.js, "run1"); len(left) > 0 {
+		t.Errorf("the collected run left on the farm: %v", left)
+	}
 	// Enqueueing the run again skips nothing the caller did not skip,
 	// but a config whose outcome is kept (ok) is skipped by the caller:
-	// the dead one is cleared and queued afresh.
+	// the dead one is queued afresh.
 	n, err := r.q.Enqueue(context.Background(), "run1", cs, 2, recs.Done)
 	if err != nil || n != 1 {
 		t.Fatalf("re-enqueue: %d, %v", n, err)
@@ -335,9 +344,39 @@ func TestDeadLetterAfterMaxDeliveries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Dead != 0 || st.Results != 2 {
-		t.Errorf("after re-enqueue status %+v: the dead letter should be cleared, the 2 results kept", st)
+	if st.Queued == 0 || st.Dead != 0 || st.Results != 0 {
+		t.Errorf("after re-enqueue status %+v: want the dead config's job, no dead letter and no result", st)
 	}
+}
+
+// leftOnFarm lists what the farm keeps of run: messages on its subjects
+// of the outcome streams, and its collector's consumers.
+func leftOnFarm(tb testing.TB, js jetstream.JetStream, run string) []string {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var left []string
+	for stream, subj := range map[string]string{ResultsStream: "dfarm.results." + run + ".>",
+		DeadStream: "dfarm.dead." + run + ".>", EventsStream: "dfarm.events." + run + ".>"} {
+		s, err := js.Stream(ctx, stream)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		info, err := s.Info(ctx, jetstream.WithSubjectFilter(subj))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		for sub, n := range info.State.Subjects {
+			left = append(left, fmt.Sprintf("%d on %s", n, sub))
+		}
+		names := s.ConsumerNames(ctx)
+		for name := range names.Name() {
+			if strings.HasPrefix(name, "collect_"+run+"_") {
+				left = append(left, "consumer "+name)
+			}
+		}
+	}
+	return left
 }
 
 func TestResumeFromTheSameStore(t *testing.T) {

@@ -117,19 +117,28 @@ func TestRemoteWorkerWithLeastPrivilege(t *testing.T) {
 	for _, w := range ws {
 		workers.Go(func() { _ = w.Run(wctx) })
 	}
-	recs := newMemRecords()
-	var attempts []Attempt
-	var dead []DeadLetter
-	prog := collect(t, q, "shared", ids(cs), recs, &attempts, &dead)
-	if prog.OK != len(cs) {
-		t.Fatalf("progress %+v", prog)
+	// Midway, status counts the run's results and both workers; once
+	// collected, the farm keeps none of them.
+	var mid Status
+	var midErr error
+	prog, err := q.Collect(ctx, CollectConfig{Run: "shared", Want: ids(cs), Records: newMemRecords(),
+		Progress: func(p Progress) {
+			if p.Done == len(cs)/2 {
+				mid, midErr = ReadStatus(ctx, cjs, "shared")
+			}
+		}}, zaptest.NewLogger(t))
+	if err != nil || prog.OK != len(cs) {
+		t.Fatalf("collect: %v, progress %+v", err, prog)
+	}
+	if midErr != nil || mid.Results < uint64(len(cs)/2) || len(mid.Workers) != 2 {
+		t.Errorf("status midway %+v (%v): want at least %d results and 2 workers reporting", mid, midErr, len(cs)/2)
 	}
 	st, err := ReadStatus(ctx, cjs, "shared")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Results != uint64(len(cs)) || len(st.Workers) != 2 {
-		t.Errorf("status %+v: want %d results and 2 workers reporting", st, len(cs))
+	if st.Results != 0 {
+		t.Errorf("status %+v: the collected run's results are still on the farm", st)
 	}
 	stopWorkers()
 	workers.Wait()

@@ -149,6 +149,10 @@ type Queue struct {
 	keys sync.Map
 }
 
+// outcomesMaxAge bounds how long the farm keeps a result or dead letter
+// no collector took off.
+const outcomesMaxAge = 30 * 24 * time.Hour
+
 // Setup creates or updates the streams, the workers' consumer and the
 // workers' health bucket. It retries while JetStream has no meta leader yet
 // (API calls are dropped silently until then, e.g. on a cluster starting).
@@ -181,10 +185,14 @@ func setup(ctx context.Context, js jetstream.JetStream, cfg QueueConfig) (*Queue
 	// have the server put a reply on any subject of these streams (NATS
 	// does not check reply subjects against permissions). The collector
 	// takes the first outcome that is sealed for its config.
+	// A collected run's outcomes are taken off (Collect); those of a run
+	// never collected go after outcomesMaxAge (resumed later, its
+	// unrecorded configs are driven again).
 	outcomes := func(name, subjects string) (jetstream.Stream, error) {
 		s, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
 			Name: name, Subjects: []string{subjects}, Storage: jetstream.FileStorage, Replicas: r,
 			Discard: jetstream.DiscardNew, MaxMsgSize: 8 << 20, MaxMsgs: -1, MaxMsgsPerSubject: -1,
+			MaxAge: outcomesMaxAge,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("stream %s: %w", name, err)
