@@ -43,11 +43,18 @@ type QueueConfig struct {
 	MaxAckPending int
 	// MaxJobs bounds queued jobs; enqueueing more waits (backpressure).
 	MaxJobs int64
+	// RepoMaxAge is how long the repos bucket keeps a repository after
+	// it was last sent (0: for ever). A run sends again a repository it
+	// drives whose copy is older than a quarter of it, so a run (or a
+	// resume) has at least three quarters of it.
+	RepoMaxAge time.Duration
 }
 
-// DefaultQueueConfig is one node, 60 s ack wait, 5 deliveries.
+// DefaultQueueConfig is one node, 60 s ack wait, 5 deliveries,
+// repositories kept 30 days.
 func DefaultQueueConfig() QueueConfig {
-	return QueueConfig{Replicas: 1, AckWait: 60 * time.Second, MaxDeliver: 5, MaxAckPending: 256, MaxJobs: 1_000_000}
+	return QueueConfig{Replicas: 1, AckWait: 60 * time.Second, MaxDeliver: 5, MaxAckPending: 256, MaxJobs: 1_000_000,
+		RepoMaxAge: 30 * 24 * time.Hour}
 }
 
 // Job is one config to drive.
@@ -224,10 +231,11 @@ func setup(ctx context.Context, js jetstream.JetStream, cfg QueueConfig) (*Queue
 	}); err != nil {
 		return nil, fmt.Errorf("bucket %s: %w", WorkersBucket, err)
 	}
-	// Repositories are named by their content and kept; files sent back
-	// are deleted once collected, and after a week at the latest.
+	// Repositories are named by their content and kept RepoMaxAge after
+	// they were last sent; files sent back are deleted once collected,
+	// and after a week at the latest.
 	for _, oc := range []jetstream.ObjectStoreConfig{
-		{Bucket: ReposBucket, Storage: jetstream.FileStorage, Replicas: r},
+		{Bucket: ReposBucket, Storage: jetstream.FileStorage, Replicas: r, TTL: cfg.RepoMaxAge},
 		{Bucket: FilesBucket, Storage: jetstream.FileStorage, Replicas: r, TTL: 7 * 24 * time.Hour},
 	} {
 		if _, err := js.CreateOrUpdateObjectStore(ctx, oc); err != nil {

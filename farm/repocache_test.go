@@ -164,3 +164,72 @@ func TestRepoCacheSharedFolder(t *testing.T) {
 		t.Errorf("after release the cache holds %v: want beta only", got)
 	}
 }
+
+// The farm keeps a repository RepoMaxAge after it was last sent: a run
+// sends a copy again when it is older than a quarter of that, and one no
+// run sends again goes.
+func TestReposExpireUnlessSentAgain(t *testing.T) {
+	qc := DefaultQueueConfig()
+	qc.RepoMaxAge = 2 * time.Second
+	r := startRig(t, t.TempDir(), qc)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	dir := filepath.Join(t.TempDir(), "alpha")
+	writeTree(t, dir, map[string]string{"main.py": "def alpha(): pass\n"})
+	ship := func() RepoRef {
+		t.Helper()
+		refs, err := r.q.ShipRepos(ctx, []string{dir}, zaptest.NewLogger(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return refs[dir]
+	}
+	obs, err := r.q.objectStore(ctx, ReposBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	modTime := func(ref RepoRef) (time.Time, bool) {
+		info, err := obs.GetInfo(ctx, ref.Object)
+		if err != nil {
+			return time.Time{}, false
+		}
+		return info.ModTime, true
+	}
+	ref := ship()
+	first, ok := modTime(ref)
+	if !ok {
+		t.Fatal("the repository is not in the bucket")
+	}
+	if ship(); !mustModTime(t, modTime, ref).Equal(first) {
+		t.Error("a fresh copy was sent again")
+	}
+	for time.Since(first) < qc.RepoMaxAge/4+100*time.Millisecond {
+		time.Sleep(50 * time.Millisecond)
+	}
+	ship()
+	again := mustModTime(t, modTime, ref)
+	if !again.After(first) {
+		t.Errorf("a copy %s old was not sent again", time.Since(first))
+	}
+	for {
+		if _, ok := modTime(ref); !ok {
+			break
+		}
+		if time.Since(again) > qc.RepoMaxAge+10*time.Second {
+			t.Fatalf("the repository is still in the bucket %s after it was sent", time.Since(again))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if gone := time.Since(again); gone < qc.RepoMaxAge {
+		t.Errorf("the repository went %s after it was sent, before its %s", gone, qc.RepoMaxAge)
+	}
+}
+
+func mustModTime(t *testing.T, modTime func(RepoRef) (time.Time, bool), ref RepoRef) time.Time {
+	t.Helper()
+	mt, ok := modTime(ref)
+	if !ok {
+		t.Fatal("the repository is not in the bucket")
+	}
+	return mt
+}

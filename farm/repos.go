@@ -15,6 +15,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -107,7 +108,8 @@ func copyFile(w io.Writer, path string) error {
 }
 
 // ShipRepos puts each folder of dirs in the repos bucket (unless a copy of
-// the same content is there already) and returns where each went.
+// the same content is there already, sent less than a quarter of
+// RepoMaxAge ago) and returns where each went.
 func (q *Queue) ShipRepos(ctx context.Context, dirs []string, log *zap.Logger) (map[string]RepoRef, error) {
 	refs := map[string]RepoRef{}
 	obs, err := q.objectStore(ctx, ReposBucket)
@@ -118,7 +120,7 @@ func (q *Queue) ShipRepos(ctx context.Context, dirs []string, log *zap.Logger) (
 		if _, done := refs[dir]; done {
 			continue
 		}
-		ref, sent, err := shipRepo(ctx, q.js.Conn(), obs, dir)
+		ref, sent, err := shipRepo(ctx, q.js.Conn(), obs, dir, q.cfg.RepoMaxAge/4)
 		if err != nil {
 			return nil, err
 		}
@@ -129,7 +131,9 @@ func (q *Queue) ShipRepos(ctx context.Context, dirs []string, log *zap.Logger) (
 	return refs, nil
 }
 
-func shipRepo(ctx context.Context, nc *nats.Conn, obs jetstream.ObjectStore, dir string) (RepoRef, bool, error) {
+// shipRepo sends dir unless the bucket has its content, sent within
+// fresh (0: at any time).
+func shipRepo(ctx context.Context, nc *nats.Conn, obs jetstream.ObjectStore, dir string, fresh time.Duration) (RepoRef, bool, error) {
 	tmp, err := os.CreateTemp("", "dialogfarm-repo-*.tar.gz")
 	if err != nil {
 		return RepoRef{}, false, fmt.Errorf("pack repository %s: %w", dir, err)
@@ -159,7 +163,7 @@ func shipRepo(ctx context.Context, nc *nats.Conn, obs jetstream.ObjectStore, dir
 	if err != nil {
 		return ref, false, fmt.Errorf("look up repository %s in the object store: %w", dir, err)
 	}
-	if info != nil && !info.Deleted && int64(info.Size) == size {
+	if info != nil && !info.Deleted && int64(info.Size) == size && (fresh == 0 || time.Since(info.ModTime) < fresh) {
 		return ref, false, nil
 	}
 	// One try, however long the repository takes to send; a refusal says so.
