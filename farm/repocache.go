@@ -268,7 +268,7 @@ func (c *RepoCache) Trim() {
 	}
 	if total > c.limit {
 		c.log.Warn("the repository cache holds more than its limit: the rest are the repositories the windows show",
-			zap.String("dir", c.dir), zap.Int64("mib", total>>20), zap.Int64("limit_mib", c.limit>>20))
+			zap.String("dir", c.dir), zap.String("holds", mib(total)), zap.String("limit", mib(c.limit)))
 	}
 }
 
@@ -292,6 +292,9 @@ func (c *RepoCache) remove(r cached) bool {
 		zap.Int64("bytes", r.bytes), zap.Time("last_used", r.used))
 	return true
 }
+
+// mib says n bytes in MiB, to a tenth.
+func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
 
 // treeBytes is the size of the regular files under dir.
 func treeBytes(dir string) int64 {
