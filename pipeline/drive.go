@@ -1,13 +1,9 @@
 package pipeline
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
-	"sync"
 	"time"
 
 	"go.uber.org/zap"
@@ -66,7 +62,7 @@ func withCapture(ctx context.Context, cfg DriveConfig, responder capture.Respond
 	if err := runfiles.MkdirAll(cfg.Run.Out); err != nil {
 		return fmt.Errorf("create run folder: %w", err)
 	}
-	sink, err := openExchangeLog(filepath.Join(cfg.Run.Out, "exchanges.jsonl"))
+	sink, err := openExchangeLog(filepath.Join(cfg.Run.Out, "exchanges.jsonl"), cfg.Farm.ExchangesMiB)
 	if err != nil {
 		return err
 	}
@@ -98,53 +94,4 @@ func allRecorded(dir string, configs []dialog.ChatConfig) (driver.Summary, bool,
 		sum.Skipped++
 	}
 	return sum, true, nil
-}
-
-// exchangeLog appends exchanges (and the farm's attempts and dead letters)
-// as JSON lines, synced, with '<', '>' and '&' kept as written.
-type exchangeLog struct {
-	mu   sync.Mutex
-	path string
-	f    *os.File
-	w    *bufio.Writer
-}
-
-var _ capture.Sink = (*exchangeLog)(nil)
-
-func openExchangeLog(path string) (*exchangeLog, error) {
-	f, err := runfiles.OpenAppend(path)
-	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", path, err)
-	}
-	return &exchangeLog{path: path, f: f, w: bufio.NewWriter(f)}, nil
-}
-
-// Record appends one exchange.
-func (l *exchangeLog) Record(ex dialog.Exchange) error {
-	if err := l.Append(ex); err != nil {
-		return fmt.Errorf("append exchange %s/%d: %w", ex.Session, ex.Seq, err)
-	}
-	return nil
-}
-
-// Append appends one JSON value and syncs it.
-func (l *exchangeLog) Append(v any) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	enc := json.NewEncoder(l.w)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return fmt.Errorf("append to %s: %w", l.path, err)
-	}
-	if err := l.w.Flush(); err != nil {
-		return fmt.Errorf("append to %s: %w", l.path, err)
-	}
-	return l.f.Sync()
-}
-
-// Close closes the file.
-func (l *exchangeLog) Close() error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.f.Close()
 }

@@ -53,6 +53,10 @@ type FarmConfig struct {
 	// beyond it, those no window shows go, least recently used first;
 	// 0 keeps every one.
 	RepoCacheMiB int64
+	// ExchangesMiB, when positive, bounds OUT/exchanges.jsonl: past it,
+	// the file is moved aside and one older file kept (a standing
+	// worker's); 0 keeps every exchange in it (a run's).
+	ExchangesMiB int
 }
 
 // DefaultFarmConfig embeds the farm and drives locally, 3 attempts; a
@@ -272,12 +276,12 @@ func farmRun(ctx context.Context, cfg DriveConfig, configs []dialog.ChatConfig, 
 	if _, err := q.Enqueue(ctx, run, todo, max(fc.Attempts, 1), records.Done, opts...); err != nil {
 		return sum, err
 	}
-	attempts, err := openExchangeLog(filepath.Join(out, AttemptsFile))
+	attempts, err := openExchangeLog(filepath.Join(out, AttemptsFile), 0)
 	if err != nil {
 		return sum, err
 	}
 	defer attempts.Close()
-	dead, err := openExchangeLog(filepath.Join(out, DeadFile))
+	dead, err := openExchangeLog(filepath.Join(out, DeadFile), 0)
 	if err != nil {
 		return sum, err
 	}

@@ -324,14 +324,16 @@ machine that started the run: it fetches the repositories its jobs name
 from the farm's object store into OUT/repos (each once, kept there for
 later jobs and runs; beyond --repo-cache-mib, those no window shows go,
 least recently used first) and sends failure artifacts back the same way.
---out keeps the editor's folders, the repositories, exchanges.jsonl and its
-own copy of the failure artifacts.`,
+--out keeps the editor's folders, the repositories, exchanges.jsonl (bounded
+by --exchanges-mib) and its own copy of the failure artifacts.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return a.worker(cmd.Context()) },
 	}
 	cmd.Flags().String("out", "", "this worker's folder (default out/worker-<host>)")
 	cmd.Flags().Int64("repo-cache-mib", pipeline.DefaultFarmConfig().RepoCacheMiB,
 		"MiB of repositories kept in OUT/repos; beyond it, those no window shows are removed, least recently used first (0: keep every one)")
+	cmd.Flags().Int("exchanges-mib", 1024,
+		"MiB of OUT/exchanges.jsonl; beyond it, the file is moved aside and one older file kept (the records carry the exchanges to the run folder; 0: keep every one)")
 	addDriveFlags(cmd)
 	addQueryModelFlags(cmd)
 	addResponderFlags(cmd)
@@ -353,6 +355,7 @@ func (a *app) worker(ctx context.Context) error {
 		return errors.New("worker: --nats is required (the farm to pull jobs from)")
 	}
 	dc.Farm.RepoCacheMiB = a.v.GetInt64("repo-cache-mib")
+	dc.Farm.ExchangesMiB = a.v.GetInt("exchanges-mib")
 	if err := a.startMetrics(ctx, &dc); err != nil {
 		return err
 	}

@@ -60,6 +60,7 @@ func flagRanges() map[string]flagRange {
 		"recycle-after":    count(0, 1_000_000, ""),
 		"recycle-heap-mib": count(0, 1<<20, ""),
 		"repo-cache-mib":   count(0, 1<<30, ""),
+		"exchanges-mib":    count(0, 1<<30, ""),
 		"limit":            count(0, pipeline.MaxDialogues, ""),
 		"max-tokens":       count(0, sft.MaxMaxTokens, ""),
 		"resamples":        count(1000, 1_000_000, "fewer than 1000 bootstrap resamples give no stable interval"),
