@@ -86,6 +86,16 @@ func (q *Queue) sendFiles(ctx context.Context, run, id string, attempt int, dir 
 	return refs, nil
 }
 
+// dropSent removes the artifacts sent back from the worker's folder, and
+// the folder once empty: the run folder has them, and a standing worker
+// would otherwise keep every failure's.
+func dropSent(dir string, sent []FileRef) {
+	for _, f := range sent {
+		_ = os.Remove(filepath.Join(dir, f.Name))
+	}
+	_ = os.Remove(dir)
+}
+
 func (q *Queue) putFile(ctx context.Context, name, path string) (FileRef, error) {
 	f, err := os.Open(path)
 	if err != nil {

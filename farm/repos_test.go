@@ -143,6 +143,12 @@ func TestWorkersWithoutTheRunFolder(t *testing.T) {
 	if png, err := os.ReadFile(filepath.Join(out, "failures", "cfg-003", "screenshot.png")); err != nil || string(png) != "PNG of cfg-003" {
 		t.Errorf("the screenshot in the run folder: %q, %v", png, err)
 	}
+	// The worker's own copy went once sent back.
+	for i := range r.workerQueues {
+		if _, err := os.Stat(filepath.Join(tmp, fmt.Sprintf("worker%d", i+1), "failures", "cfg-003")); err == nil {
+			t.Errorf("worker %d keeps the artifacts it sent back", i+1)
+		}
+	}
 	// The files were deleted once collected; the repository is stored once.
 	for bucket, want := range map[string]int{FilesBucket: 0, ReposBucket: 1} {
 		obs, err := r.cjs.ObjectStore(ctx, bucket)

@@ -258,7 +258,9 @@ func (w *Worker) handle(ctx context.Context, slot int, msg jetstream.Msg) error 
 	var files []FileRef
 	if w.cfg.SendFiles && d.Artifacts != "" {
 		if files, err = w.q.sendFiles(ctx, job.Run, job.Config.ID, attempt, d.Artifacts); err != nil {
-			log.Warn("send the dialogue's artifacts back", zap.Error(err))
+			log.Warn("send the dialogue's artifacts back; kept here", zap.String("dir", d.Artifacts), zap.Error(err))
+		} else {
+			dropSent(d.Artifacts, files)
 		}
 	}
 	w.metrics.observe(d)

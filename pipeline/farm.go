@@ -367,7 +367,7 @@ func newWorker(ctx context.Context, cfg DriveConfig, q *farm.Queue, r *driver.Ru
 // coordinator: it fetches the repositories its jobs name from the farm's
 // object store into OUT/repos (each once, kept there), and sends failure
 // artifacts back the same way. Its run folder keeps the editor's and
-// browser's folders, exchanges.jsonl and its own copy of the artifacts.
+// browser's folders, exchanges.jsonl and the artifacts it could not send.
 func Work(ctx context.Context, cfg DriveConfig, responder capture.Responder, followUps workbench.FollowUps, log *zap.Logger) error {
 	if cfg.Farm.NATS.URL == "" {
 		return fmt.Errorf("worker: no farm address (--nats)")

@@ -325,7 +325,7 @@ from the farm's object store into OUT/repos (each once, kept there for
 later jobs and runs; beyond --repo-cache-mib, those no window shows go,
 least recently used first) and sends failure artifacts back the same way.
 --out keeps the editor's folders, the repositories, exchanges.jsonl (bounded
-by --exchanges-mib) and its own copy of the failure artifacts.`,
+by --exchanges-mib) and the failure artifacts it could not send back.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return a.worker(cmd.Context()) },
 	}
