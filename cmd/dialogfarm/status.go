@@ -21,7 +21,9 @@ dead-lettered, failed attempts that were retried, the rate and the time
 left, failures by class (the step they failed at) and records per
 simulator. status --nats URL reads a shared farm: jobs queued and in
 flight, results and dead letters (of one run only, when RUN or --run names
-it: RUN's farm.json holds its name) and the health of every worker.`,
+it: RUN's farm.json holds its name) and the health of every worker. A run
+that has collected every outcome takes its results and dead letters off
+the farm: then status RUN, on its folder, shows them.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return a.status(cmd.Context(), args) },
 	}
@@ -31,7 +33,7 @@ it: RUN's farm.json holds its name) and the health of every worker.`,
 	f.String("nats-creds", "", "credentials for --nats: a file farm serve made (NKey seed) or a NATS credentials file; --creds says the same")
 	f.String("nats-nkey", "", "file holding a NATS user NKey seed for --nats")
 	f.String("nats-ca", "", "CA certificate of the farm server")
-	f.String("run", "", "with --nats: count the results of the run of this name only (RUN does it by its folder)")
+	f.String("run", "", "with --nats: count the results of the run of this name only (RUN does it by its folder); none once the run has collected them")
 	return cmd
 }
 
