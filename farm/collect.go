@@ -84,24 +84,16 @@ func (q *Queue) Collect(ctx context.Context, cfg CollectConfig, log *zap.Logger)
 	in := make(chan item)
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	run := token(cfg.Run)
-	sources := []struct {
-		kind    string
-		stream  string
-		filters []string
-	}{
-		{"result", ResultsStream, []string{"dfarm.results." + run + ".>"}},
-		{"dead", DeadStream, []string{"dfarm.dead." + run + ".>"}},
-		{"event", EventsStream, []string{"dfarm.events." + run + ".>", maxDeliveriesAdvisory}},
-	}
+	sources := collectSources(cfg.Run)
 	var iters []jetstream.MessagesContext
 	var events jetstream.Consumer
-	defer func() {
+	stopSources := func() {
 		cancel() // first, so that the sources see a stop as the end
 		for _, it := range iters {
 			it.Stop()
 		}
-	}()
+	}
+	defer stopSources()
 	for _, src := range sources {
 		// The ack wait is how long messages a killed collector held stay
 		// pending before the resumed run's collector gets them again,
@@ -113,8 +105,8 @@ func (q *Queue) Collect(ctx context.Context, cfg CollectConfig, log *zap.Logger)
 		var cons jetstream.Consumer
 		err := retry(ctx, q.js.Conn(), func(ctx context.Context) (err error) {
 			cons, err = q.js.CreateOrUpdateConsumer(ctx, src.stream, jetstream.ConsumerConfig{
-				Durable: "collect_" + run + "_" + src.kind, AckPolicy: jetstream.AckExplicitPolicy,
-				FilterSubjects: src.filters, AckWait: 5 * time.Second, InactiveThreshold: 7 * 24 * time.Hour,
+				Durable: src.consumer, AckPolicy: jetstream.AckExplicitPolicy,
+				FilterSubjects: append([]string{src.subject}, src.more...), AckWait: 5 * time.Second, InactiveThreshold: 7 * 24 * time.Hour,
 			})
 			return err
 		})
@@ -205,11 +197,8 @@ func (q *Queue) Collect(ctx context.Context, cfg CollectConfig, log *zap.Logger)
 			return prog, fmt.Errorf("collect the last attempts: %w", err)
 		}
 		if info.NumPending == 0 && info.NumAckPending == 0 {
-			cancel()
-			for _, it := range iters {
-				it.Stop()
-			}
-			q.forget(ctx, cfg.Run, log)
+			stopSources()
+			q.forget(ctx, cfg.Run, sources, log)
 			return prog, nil
 		}
 		select {
@@ -224,24 +213,38 @@ func (q *Queue) Collect(ctx context.Context, cfg CollectConfig, log *zap.Logger)
 	}
 }
 
+// collectSource is one stream a run's collector reads: its durable
+// consumer, the run's subjects on it, and any other subject it reads.
+type collectSource struct {
+	kind, stream, consumer, subject string
+	more                            []string
+}
+
+func collectSources(run string) []collectSource {
+	t := token(run)
+	src := func(kind, stream, prefix string, more ...string) collectSource {
+		return collectSource{kind: kind, stream: stream, consumer: "collect_" + t + "_" + kind, subject: prefix + t + ".>", more: more}
+	}
+	return []collectSource{
+		src("result", ResultsStream, "dfarm.results."),
+		src("dead", DeadStream, "dfarm.dead."),
+		src("event", EventsStream, "dfarm.events.", maxDeliveriesAdvisory),
+	}
+}
+
 // forget takes a collected run's outcomes off the farm (its results, dead
 // letters and attempts are in the run folder now) and deletes its
 // collector's consumers: the farm's store would otherwise keep every run
 // it ever held. A result a redelivered job publishes later stays.
-func (q *Queue) forget(ctx context.Context, run string, log *zap.Logger) {
-	t := token(run)
-	for _, p := range []struct{ stream, kind, subj string }{
-		{ResultsStream, "result", "dfarm.results." + t + ".>"},
-		{DeadStream, "dead", "dfarm.dead." + t + ".>"},
-		{EventsStream, "event", "dfarm.events." + t + ".>"},
-	} {
-		err := q.js.DeleteConsumer(ctx, p.stream, "collect_"+t+"_"+p.kind)
+func (q *Queue) forget(ctx context.Context, run string, sources []collectSource, log *zap.Logger) {
+	for _, src := range sources {
+		err := q.js.DeleteConsumer(ctx, src.stream, src.consumer)
 		if err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
 			log.Warn("delete a collected run's consumer", zap.String("run", run), zap.Error(err))
 		}
-		s, err := q.js.Stream(ctx, p.stream)
+		s, err := q.js.Stream(ctx, src.stream)
 		if err == nil {
-			err = s.Purge(ctx, jetstream.WithPurgeSubject(p.subj))
+			err = s.Purge(ctx, jetstream.WithPurgeSubject(src.subject))
 		}
 		if err != nil {
 			log.Warn("take a collected run's outcomes off the farm", zap.String("run", run), zap.Error(err))

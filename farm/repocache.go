@@ -90,10 +90,10 @@ func (c *RepoCache) Path(ctx context.Context, slot int, ref RepoRef) (string, er
 func (c *RepoCache) Release() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for slot, h := range c.held {
+	for _, h := range c.held {
 		_ = h.lock.Unlock()
-		delete(c.held, slot)
 	}
+	clear(c.held)
 }
 
 // Fetched is how many repositories the cache fetched from the farm.
@@ -163,7 +163,6 @@ func (c *RepoCache) fetchLocked(ctx context.Context, ref RepoRef, dst string) er
 	if err := c.fetch(ctx, ref, dst); err != nil {
 		return err
 	}
-	c.touch(ref.Object)
 	c.Trim()
 	return nil
 }
