@@ -32,7 +32,10 @@ import (
 // another one or the worker stops, and a removal takes that lock
 // exclusively; a fetch holds DIR/<object>.fetch. So worker processes
 // sharing the folder never remove what another one's windows show, nor
-// fetch the same repository twice.
+// fetch the same repository twice. A removal deletes the repository's
+// lock file under its lock, and a fetch its own when done, so lock files
+// do not pile up; whoever takes a lock checks that its file is still the
+// one at the path (lockFile).
 type RepoCache struct {
 	dir   string
 	limit int64 // bytes; 0: no limit
@@ -117,8 +120,8 @@ func (c *RepoCache) hold(ctx context.Context, slot int, object string) error {
 		return nil
 	}
 	c.drop(slot)
-	l := flock.New(c.lockPath(object))
-	if _, err := l.TryRLockContext(ctx, lockRetry); err != nil {
+	l, err := lockFile(ctx, c.lockPath(object), true)
+	if err != nil {
 		return fmt.Errorf("lock repository %s in the cache: %w", object, err)
 	}
 	c.mu.Lock()
@@ -147,11 +150,16 @@ func (c *RepoCache) touch(object string) {
 // meanwhile; then it trims the cache. The caller holds the repository,
 // so it is not removed meanwhile.
 func (c *RepoCache) fetchLocked(ctx context.Context, ref RepoRef, dst string) error {
-	l := flock.New(filepath.Join(c.dir, ref.Object+".fetch"))
-	if _, err := l.TryLockContext(ctx, lockRetry); err != nil {
+	l, err := lockFile(ctx, filepath.Join(c.dir, ref.Object+".fetch"), false)
+	if err != nil {
 		return fmt.Errorf("lock repository %s in the cache: %w", ref.Object, err)
 	}
-	defer func() { _ = l.Unlock() }()
+	// Deleted under the lock, so the file does not stay once the fetch
+	// is done; whoever waited on it takes the lock on a new one.
+	defer func() {
+		_ = os.Remove(l.Path())
+		_ = l.Unlock()
+	}()
 	if _, err := os.Stat(dst); err == nil {
 		return nil
 	}
@@ -242,6 +250,10 @@ func (c *RepoCache) Trim() {
 		switch {
 		case e.IsDir() && strings.HasPrefix(e.Name(), ".remove-"):
 			_ = os.RemoveAll(p)
+		case !e.IsDir() && strings.HasSuffix(e.Name(), ".lock"):
+			if object := strings.TrimSuffix(e.Name(), ".lock"); repoObject.MatchString(object) {
+				c.removeOrphanLock(object)
+			}
 		case e.IsDir() && repoObject.MatchString(e.Name()):
 			r := cached{object: e.Name(), bytes: treeBytes(p)}
 			if fi, err := os.Stat(c.lockPath(e.Name())); err == nil {
@@ -279,17 +291,67 @@ func (c *RepoCache) remove(r cached) bool {
 		return false
 	}
 	defer func() { _ = l.Unlock() }()
+	if !lockedCurrent(l) {
+		return false // another process removed it meanwhile
+	}
 	aside := filepath.Join(c.dir, ".remove-"+r.object+"-"+rand.Text()[:8])
 	if err := os.Rename(filepath.Join(c.dir, r.object), aside); err != nil {
 		c.log.Warn("remove a repository from the cache", zap.String("object", r.object), zap.Error(err))
 		return false
 	}
+	_ = os.Remove(l.Path())
 	if err := os.RemoveAll(aside); err != nil {
 		c.log.Warn("remove a repository from the cache", zap.String("object", r.object), zap.Error(err))
 	}
 	c.log.Info("removed a repository from the cache, least recently used", zap.String("object", r.object),
 		zap.Int64("bytes", r.bytes), zap.Time("last_used", r.used))
 	return true
+}
+
+// removeOrphanLock deletes a repository's lock file when the cache holds
+// no such repository and no one holds the lock (a fetch that failed, or a
+// removal killed midway, left it).
+func (c *RepoCache) removeOrphanLock(object string) {
+	l := flock.New(c.lockPath(object))
+	if ok, err := l.TryLock(); err != nil || !ok {
+		return
+	}
+	defer func() { _ = l.Unlock() }()
+	if _, err := os.Stat(filepath.Join(c.dir, object)); errors.Is(err, fs.ErrNotExist) && lockedCurrent(l) {
+		_ = os.Remove(l.Path())
+	}
+}
+
+// lockFile takes the lock on the file at path, shared or exclusive,
+// waiting for it until ctx ends. A lock file is deleted under its
+// exclusive lock, so a lock taken on a file no longer at path is let go
+// and taken on the file there now.
+func lockFile(ctx context.Context, path string, shared bool) (*flock.Flock, error) {
+	for {
+		l := flock.New(path)
+		lock := l.TryLockContext
+		if shared {
+			lock = l.TryRLockContext
+		}
+		if _, err := lock(ctx, lockRetry); err != nil {
+			return nil, err
+		}
+		if lockedCurrent(l) {
+			return l, nil
+		}
+		_ = l.Unlock()
+	}
+}
+
+// lockedCurrent reports whether the file l holds locked is still the one
+// at its path.
+func lockedCurrent(l *flock.Flock) bool {
+	held, err := l.Stat()
+	if err != nil {
+		return false
+	}
+	at, err := os.Stat(l.Path())
+	return err == nil && os.SameFile(held, at)
 }
 
 // mib says n bytes in MiB, to a tenth.

@@ -3,12 +3,16 @@ package farm
 import (
 	"context"
 	"crypto/rand"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
+	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
+	"golang.org/x/sync/errgroup"
 )
 
 // shipKiB puts repositories of about kib KiB each (random, so gzip keeps
@@ -97,6 +101,21 @@ func TestRepoCacheRemovesWhatNoWindowShows(t *testing.T) {
 	if c.Fetched() != 4 {
 		t.Errorf("%d fetches, want 4", c.Fetched())
 	}
+	onlyLocksOf(t, dir, g, a)
+	// A lock file that a failed fetch left, which no one holds, goes at
+	// the next trim; one a slot holds stays.
+	for _, orphan := range []string{"sha256-" + strings.Repeat("0", 64), "sha256-" + strings.Repeat("1", 64)} {
+		if err := os.WriteFile(filepath.Join(dir, orphan+".lock"), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	held := RepoRef{Object: "sha256-" + strings.Repeat("1", 64), Name: "held"}
+	if err := c.hold(ctx, 2, held.Object); err != nil {
+		t.Fatal(err)
+	}
+	c.Trim()
+	onlyLocksOf(t, dir, g, a, held)
+	c.drop(2)
 	// Beyond the limit, what windows show stays.
 	small := NewRepoCache(filepath.Join(t.TempDir(), "repos"), 1, r.q, zaptest.NewLogger(t))
 	for slot, ref := range refs {
@@ -111,6 +130,32 @@ func TestRepoCacheRemovesWhatNoWindowShows(t *testing.T) {
 	small.Trim()
 	if n := len(cachedObjects(t, small.dir)); n != 0 {
 		t.Errorf("released, %d repositories stay over the limit", n)
+	}
+}
+
+// onlyLocksOf checks that dir holds a lock file for each of want and no
+// other file: none for repositories removed, nor of fetches done.
+func onlyLocksOf(t *testing.T, dir string, want ...RepoRef) {
+	t.Helper()
+	es, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wanted := map[string]bool{}
+	for _, w := range want {
+		wanted[w.Object+".lock"] = true
+	}
+	for _, e := range es {
+		if e.IsDir() {
+			continue
+		}
+		if !wanted[e.Name()] {
+			t.Errorf("the cache folder keeps %s", e.Name())
+		}
+		delete(wanted, e.Name())
+	}
+	for name := range wanted {
+		t.Errorf("the cache folder lacks %s", name)
 	}
 }
 
@@ -163,6 +208,7 @@ func TestRepoCacheSharedFolder(t *testing.T) {
 	if got[refs[0].Object] || !got[refs[1].Object] {
 		t.Errorf("after release the cache holds %v: want beta only", got)
 	}
+	onlyLocksOf(t, dir, refs[1])
 }
 
 // The farm keeps a repository RepoMaxAge after it was last sent: a run
@@ -232,4 +278,41 @@ func mustModTime(t *testing.T, modTime func(RepoRef) (time.Time, bool), ref Repo
 		t.Fatal("the repository is not in the bucket")
 	}
 	return mt
+}
+
+// Slots of two processes on one folder, each moving between repositories
+// while the cache removes any it can: what Path returns is there until
+// the slot asks for another, though lock files come and go meanwhile.
+func TestRepoCacheLocksUnderChurn(t *testing.T) {
+	r := startRig(t, t.TempDir(), DefaultQueueConfig())
+	refs := shipKiB(t, r, 8, "alpha", "beta", "gamma")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	dir := filepath.Join(t.TempDir(), "repos")
+	var g errgroup.Group
+	for proc := range 2 {
+		c := NewRepoCache(dir, 1, r.q, zap.NewNop()) // removes all it may
+		for slot := range 2 {
+			g.Go(func() error {
+				for i := range 40 {
+					ref := refs[(i+slot+proc)%len(refs)]
+					p, err := c.Path(ctx, slot, ref)
+					if err != nil {
+						return err
+					}
+					c.Trim()
+					if _, err := os.Stat(filepath.Join(p, "main.py")); err != nil {
+						return fmt.Errorf("process %d slot %d, job %d: the copy of %s it holds: %w", proc, slot, i, ref.Name, err)
+					}
+				}
+				c.drop(slot)
+				return nil
+			})
+		}
+	}
+	if err := g.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	NewRepoCache(dir, 1, r.q, zap.NewNop()).Trim()
+	onlyLocksOf(t, dir)
 }
