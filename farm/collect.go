@@ -85,6 +85,7 @@ func (q *Queue) Collect(ctx context.Context, cfg CollectConfig, log *zap.Logger)
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	sources := collectSources(cfg.Run)
+	refused := newRefusals()
 	var iters []jetstream.MessagesContext
 	var events jetstream.Consumer
 	stopSources := func() {
@@ -165,7 +166,7 @@ func (q *Queue) Collect(ctx context.Context, cfg CollectConfig, log *zap.Logger)
 		case "dead":
 			err = q.collectDead(it.msg, cfg, key, remaining, &prog, log)
 		case "event":
-			err = q.collectEvent(ctx, it.msg, cfg, key, &prog, log)
+			err = q.collectEvent(ctx, it.msg, cfg, key, &prog, refused, log)
 		}
 		if err != nil {
 			_ = it.msg.Nak()
@@ -342,7 +343,7 @@ func (q *Queue) collectDead(msg jetstream.Msg, cfg CollectConfig, key []byte, re
 
 // collectEvent writes a retried attempt, or turns a max-deliveries
 // advisory for one of this run's jobs into a dead letter.
-func (q *Queue) collectEvent(ctx context.Context, msg jetstream.Msg, cfg CollectConfig, key []byte, prog *Progress, log *zap.Logger) error {
+func (q *Queue) collectEvent(ctx context.Context, msg jetstream.Msg, cfg CollectConfig, key []byte, prog *Progress, refused *refusals, log *zap.Logger) error {
 	if !strings.HasPrefix(msg.Subject(), "$JS.EVENT.") {
 		var a Attempt
 		if err := json.Unmarshal(msg.Data(), &a); err != nil {
@@ -355,7 +356,11 @@ func (q *Queue) collectEvent(ctx context.Context, msg jetstream.Msg, cfg Collect
 			return nil
 		}
 		q.collectFiles(ctx, cfg, a.Dialogue.ConfigID, a.Files, &a.Dialogue.Artifacts, log)
-		prog.Retried++
+		if a.Dialogue.FailedStep == FailedStepRecipe {
+			refused.note(a, log)
+		} else {
+			prog.Retried++
+		}
 		if cfg.Attempts != nil {
 			return cfg.Attempts(a)
 		}
@@ -377,9 +382,12 @@ func (q *Queue) collectEvent(ctx context.Context, msg jetstream.Msg, cfg Collect
 	if err := json.Unmarshal(raw.Data, &job); err != nil || job.Run != cfg.Run || !ownJob(raw.Data, key, cfg.Run, job.Config.ID) {
 		return nil // another run's job (its own collector handles it), or not a job
 	}
+	reason := fmt.Sprintf("no outcome after %d deliveries (workers died or stopped mid-dialogue each time)", adv.Deliveries)
+	if last := refused.last[job.Config.ID]; last != "" {
+		reason = fmt.Sprintf("no outcome after %d deliveries; the last: %s", adv.Deliveries, last)
+	}
 	dl := DeadLetter{Run: job.Run, ConfigID: job.Config.ID, Token: seal(key, job.Run, job.Config.ID, deadNonce),
-		Config: job.Config, Deliveries: int(adv.Deliveries), At: time.Now().UTC(),
-		Reason: fmt.Sprintf("no outcome after %d deliveries (workers died or stopped mid-dialogue each time)", adv.Deliveries)}
+		Config: job.Config, Deliveries: int(adv.Deliveries), At: time.Now().UTC(), Reason: reason}
 	data, err := json.Marshal(dl)
 	if err != nil {
 		return err

@@ -133,25 +133,43 @@ func openQueue(ctx context.Context, tb testing.TB, nc *nats.Conn) *Queue {
 // stop function that waits for them.
 func (r *rig) runWorkers(tb testing.TB, n, slots int, drv Driver, log *zap.Logger) func() {
 	tb.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
+	var stops []func()
 	for i := range n {
-		nc, err := r.srv.Connect()
-		if err != nil {
-			tb.Fatal(err)
-		}
-		q := openQueue(ctx, tb, nc)
-		m := NewMetrics(fmt.Sprintf("w%d", i))
-		r.metrics = append(r.metrics, m)
-		w := NewWorker(WorkerConfig{ID: fmt.Sprintf("w%d", i), Slots: slots, FetchWait: 200 * time.Millisecond,
-			Backoff: []time.Duration{10 * time.Millisecond}}, q, drv, m, log)
-		wg.Go(func() {
-			defer nc.Close()
-			if err := w.Run(ctx); err != nil {
-				tb.Errorf("worker: %v", err)
-			}
-		})
+		stops = append(stops, r.runWorker(tb, WorkerConfig{ID: fmt.Sprintf("w%d", i), Slots: slots}, drv, log))
 	}
+	return func() {
+		for _, stop := range stops {
+			stop()
+		}
+	}
+}
+
+// runWorker starts a worker of wc (short waits unless wc sets them) with
+// its own connection and returns a stop function that waits for it.
+func (r *rig) runWorker(tb testing.TB, wc WorkerConfig, drv Driver, log *zap.Logger) func() {
+	tb.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	nc, err := r.srv.Connect()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	q := openQueue(ctx, tb, nc)
+	m := NewMetrics(wc.ID)
+	r.metrics = append(r.metrics, m)
+	if wc.FetchWait == 0 {
+		wc.FetchWait = 200 * time.Millisecond
+	}
+	if wc.Backoff == nil {
+		wc.Backoff = []time.Duration{10 * time.Millisecond}
+	}
+	w := NewWorker(wc, q, drv, m, log)
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		defer nc.Close()
+		if err := w.Run(ctx); err != nil {
+			tb.Errorf("worker: %v", err)
+		}
+	})
 	return func() { cancel(); wg.Wait() }
 }
 

@@ -71,6 +71,9 @@ type Job struct {
 	// bucket: a worker with a repository cache drives in its copy of it,
 	// not at Config.Repo (the coordinator's path).
 	Repo *RepoRef `json:"repo,omitempty"`
+	// Recipe, when set, is the run's: a worker whose own differs refuses
+	// the job rather than drive it.
+	Recipe *Recipe `json:"recipe,omitempty"`
 }
 
 // Delivery names the delivery of a job a result or attempt comes from:

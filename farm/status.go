@@ -39,6 +39,12 @@ type Health struct {
 	// worker with no editor to report on.
 	EditorCores float64 `json:"editor_cores,omitempty"`
 	EditorRSS   int64   `json:"editor_rss_bytes,omitempty"`
+	// Refused counts the jobs the worker refused, its recipe differing
+	// from their run's; Refusing says the last run it refused and why,
+	// at RefusedAt.
+	Refused   int       `json:"refused,omitempty"`
+	Refusing  string    `json:"refusing,omitempty"`
+	RefusedAt time.Time `json:"refused_at,omitzero"`
 }
 
 // healthEvery is how often a worker refreshes its health entry.
@@ -265,6 +271,9 @@ func (st Status) Text(now time.Time) string {
 			h.Worker, h.Host, state, h.Busy, h.Slots, h.Done, h.Failed, h.Retried, now.Sub(h.Started).Round(time.Second))
 		if h.EditorRSS > 0 {
 			fmt.Fprintf(&b, "; editor %.2f cores, %d MiB", h.EditorCores, h.EditorRSS>>20)
+		}
+		if h.Refused > 0 {
+			fmt.Fprintf(&b, "; refused %d jobs, the last %s ago, of %s", h.Refused, now.Sub(h.RefusedAt).Round(time.Second), h.Refusing)
 		}
 		// The key it authenticated with tells apart workers that give
 		// the same name (a worker names itself; its key is the server's).

@@ -69,6 +69,13 @@ type WorkerConfig struct {
 	// SendFiles sends a failed dialogue's artifacts back through the
 	// farm's files bucket (a worker that does not share the run folder).
 	SendFiles bool
+	// Recipe, when set, is this worker's (its plugins, pool, judge and
+	// follow-up model): it refuses a job whose run's recipe differs. Nil
+	// drives every job.
+	Recipe *Recipe
+	// RefusePause is how long the worker pulls no job after refusing
+	// one; each further refusal in a row doubles it, up to 10 times.
+	RefusePause time.Duration
 }
 
 // DefaultWorkerConfig is one slot named after the host and process.
@@ -79,6 +86,9 @@ func DefaultWorkerConfig() WorkerConfig {
 		Slots:     1,
 		Backoff:   []time.Duration{2 * time.Second, 10 * time.Second, 30 * time.Second},
 		FetchWait: 2 * time.Second,
+		// Long enough that a worker refusing a whole run uses few of its
+		// jobs' deliveries while the workers that match are busy.
+		RefusePause: 30 * time.Second,
 	}
 }
 
@@ -91,8 +101,9 @@ type Worker struct {
 	log     *zap.Logger
 	ahead   *lookahead
 
-	mu     sync.Mutex
-	health Health
+	mu      sync.Mutex
+	health  Health
+	refusal refusal
 }
 
 // NewWorker returns a worker on q; metrics may be nil.
@@ -108,6 +119,9 @@ func NewWorker(cfg WorkerConfig, q *Queue, drv Driver, metrics *Metrics, log *za
 	}
 	if len(cfg.Backoff) == 0 {
 		cfg.Backoff = DefaultWorkerConfig().Backoff
+	}
+	if cfg.RefusePause <= 0 {
+		cfg.RefusePause = DefaultWorkerConfig().RefusePause
 	}
 	host, _ := os.Hostname()
 	return &Worker{cfg: cfg, q: q, drv: drv, metrics: metrics, log: log.With(zap.String("worker", cfg.ID)),
@@ -159,6 +173,9 @@ func (w *Worker) Run(ctx context.Context) error {
 func (w *Worker) pull(ctx context.Context, slot int) error {
 	backoff := 100 * time.Millisecond
 	for ctx.Err() == nil {
+		if !w.waitPause(ctx) {
+			return nil
+		}
 		if b := w.cfg.Budget; b != nil {
 			if err := b.Acquire(ctx); err != nil {
 				return nil
@@ -222,6 +239,11 @@ func (w *Worker) handle(ctx context.Context, slot int, msg jetstream.Msg) error 
 		return nil
 	}
 	log := w.log.With(zap.String("run", job.Run), zap.String("config", job.Config.ID), zap.Int("attempt", attempt))
+	dl := Delivery{Nonce: job.Nonce, Token: job.Token, JobSeq: meta.Sequence.Stream}
+	if diffs := w.differences(job); len(diffs) > 0 {
+		w.refuse(ctx, msg, job, dl, attempt, diffs, log)
+		return nil
+	}
 	w.busy(+1)
 	defer w.busy(-1)
 
@@ -253,6 +275,7 @@ func (w *Worker) handle(ctx context.Context, slot int, msg jetstream.Msg) error 
 		log.Info("job not finished; handed back", zap.Error(err))
 		return nil
 	}
+	w.drove()
 	d := out.Dialogue
 	d.Worker = w.cfg.ID
 	var files []FileRef
@@ -264,7 +287,6 @@ func (w *Worker) handle(ctx context.Context, slot int, msg jetstream.Msg) error 
 		}
 	}
 	w.metrics.observe(d)
-	dl := Delivery{Nonce: job.Nonce, Token: job.Token, JobSeq: meta.Sequence.Stream}
 	if d.Status != dialog.StatusOK && out.Retry && attempt < job.MaxAttempts {
 		delay := w.cfg.Backoff[min(attempt-1, len(w.cfg.Backoff)-1)]
 		a := Attempt{Run: job.Run, Worker: w.cfg.ID, Attempt: attempt, RetryIn: delay.Seconds(), Delivery: dl, Dialogue: d, Files: files}

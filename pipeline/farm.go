@@ -57,6 +57,10 @@ type FarmConfig struct {
 	// the file is moved aside and one older file kept (a standing
 	// worker's); 0 keeps every exchange in it (a run's).
 	ExchangesMiB int
+	// Recipe, when set, is what this process's records depend on beside
+	// each config: a run puts it in its jobs, and a worker refuses the
+	// jobs of a run whose recipe differs from it.
+	Recipe *farm.Recipe
 }
 
 // DefaultFarmConfig embeds the farm and drives locally, 3 attempts; a
@@ -265,6 +269,9 @@ func farmRun(ctx context.Context, cfg DriveConfig, configs []dialog.ChatConfig, 
 	// repositories go through the farm's object store, and so do the
 	// failure artifacts coming back.
 	var opts []farm.EnqueueOption
+	if fc.Recipe != nil {
+		opts = append(opts, farm.WithRecipe(*fc.Recipe))
+	}
 	filesDir := ""
 	if fc.NATS.URL != "" {
 		refs, err := q.ShipRepos(ctx, repoDirs(todo), log)
@@ -351,7 +358,7 @@ func newWorker(ctx context.Context, cfg DriveConfig, q *farm.Queue, r *driver.Ru
 	}
 	cfg.Farm.Metrics.WatchEditors(r.PIDs, slots)
 	wc := farm.DefaultWorkerConfig()
-	wc.Slots, wc.Editors = slots, r.PIDs
+	wc.Slots, wc.Editors, wc.Recipe = slots, r.PIDs, cfg.Farm.Recipe
 	if remote {
 		wc.Repos, wc.SendFiles = farm.NewRepoCache(filepath.Join(cfg.Run.Out, RepoCacheDir), cfg.Farm.RepoCacheMiB<<20, q, log), true
 	}

@@ -11,6 +11,7 @@ import (
 
 	"dialogfarm/dashboard"
 	"dialogfarm/dialog"
+	"dialogfarm/farm"
 	"dialogfarm/internal/jsonl"
 )
 
@@ -22,6 +23,9 @@ type RunStatus struct {
 	Failed  int `json:"failed"`
 	Dead    int `json:"dead"`
 	Retried int `json:"retried"`
+	// Refused counts the jobs workers refused, their recipe differing
+	// from the run's (attempts.jsonl's lines of step worker_recipe).
+	Refused int `json:"refused,omitempty"`
 	// PerMinute is dialogues recorded per minute between the first start
 	// and the last end.
 	PerMinute float64       `json:"per_minute"`
@@ -80,7 +84,20 @@ func ReadRunStatus(out string) (RunStatus, error) {
 	if err != nil && noConfigs {
 		return st, fmt.Errorf("%s is not a run folder: it has neither %s nor %s", out, ConfigsFile, DialoguesFile)
 	}
-	err = eachLine(filepath.Join(out, AttemptsFile), func([]byte) error { st.Retried++; return nil })
+	err = eachLine(filepath.Join(out, AttemptsFile), func(line []byte) error {
+		var a struct {
+			FailedStep string `json:"failed_step"`
+		}
+		if err := json.Unmarshal(line, &a); err != nil {
+			return err
+		}
+		if a.FailedStep == farm.FailedStepRecipe {
+			st.Refused++
+		} else {
+			st.Retried++
+		}
+		return nil
+	})
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return st, err
 	}
@@ -110,6 +127,10 @@ func (st RunStatus) Text() string {
 	}
 	fmt.Fprintf(&b, "progress: %d of %s configs recorded: %d ok, %d failed, %d dead-lettered; %d failed attempts retried\n",
 		done, total, st.OK, st.Failed, st.Dead, st.Retried)
+	if st.Refused > 0 {
+		fmt.Fprintf(&b, "refused: %d jobs by workers whose recipe differs from the run's (failed_step %s in %s)\n",
+			st.Refused, farm.FailedStepRecipe, AttemptsFile)
+	}
 	if st.PerMinute > 0 {
 		fmt.Fprintf(&b, "rate: %.1f dialogues/min", st.PerMinute)
 		if st.ETA > 0 {

@@ -26,12 +26,12 @@ func TestReadRunStatus(t *testing.T) {
 		`{"config_id":"c","status":"failed","failed_step":"dead_letter","started_at":"`+t1+`","seconds":0}`+"\n"+
 		`{"config_id":"d","status":"ok","session":"s1","worker":"farm-2-77","started_at":"`+t1+`","seconds":50}`+"\n"+
 		`{"config_id":"e","sta`) // torn by a kill
-	write(AttemptsFile, `{"config_id":"b"}`+"\n"+`{"config_id":"b"}`+"\n")
+	write(AttemptsFile, `{"config_id":"b"}`+"\n"+`{"config_id":"b"}`+"\n"+`{"config_id":"d","failed_step":"worker_recipe"}`+"\n")
 	st, err := ReadRunStatus(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Total != 6 || st.OK != 2 || st.Failed != 1 || st.Dead != 1 || st.Retried != 2 {
+	if st.Total != 6 || st.OK != 2 || st.Failed != 1 || st.Dead != 1 || st.Retried != 2 || st.Refused != 1 {
 		t.Fatalf("status %+v", st)
 	}
 	// 4 records between 10:00:00 and 10:01:50: 2.18 per minute, 2 left.
@@ -40,7 +40,8 @@ func TestReadRunStatus(t *testing.T) {
 	}
 	text := st.Text()
 	for _, want := range []string{"4 of 6 configs recorded: 2 ok, 1 failed, 1 dead-lettered; 2 failed attempts retried",
-		"failures by class: dead_letter 1, turn1_answer 1\n", "records per simulator: farm-2-77/s1 1, s1 1, s2 1\n"} {
+		"failures by class: dead_letter 1, turn1_answer 1\n",
+		"refused: 1 jobs by workers whose recipe differs from the run's (failed_step worker_recipe in attempts.jsonl)\n", "records per simulator: farm-2-77/s1 1, s1 1, s2 1\n"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("status text lacks %q:\n%s", want, text)
 		}

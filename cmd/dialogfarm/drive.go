@@ -191,6 +191,11 @@ func (a *app) driveConfig(out string) (pipeline.DriveConfig, error) {
 	if err != nil {
 		return pipeline.DriveConfig{}, err
 	}
+	recipe, err := a.recipe(rc, versions)
+	if err != nil {
+		return pipeline.DriveConfig{}, err
+	}
+	fc.Recipe = &recipe
 	cc := capture.DefaultConfig()
 	cc.Classify = adapter.Classify(rc.Adapters)
 	return pipeline.DriveConfig{Capture: cc, Run: rc, Farm: fc, Redact: redact.NewRedactor(det)}, nil

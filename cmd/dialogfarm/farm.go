@@ -325,7 +325,10 @@ from the farm's object store into OUT/repos (each once, kept there for
 later jobs and runs; beyond --repo-cache-mib, those no window shows go,
 least recently used first) and sends failure artifacts back the same way.
 --out keeps the editor's folders, the repositories, exchanges.jsonl (bounded
-by --exchanges-mib) and the failure artifacts it could not send back.`,
+by --exchanges-mib) and the failure artifacts it could not send back. It
+refuses the jobs of a run whose recipe (adapters and plugin versions,
+editor settings, responder and pool models, judge, query model) is not
+its own, so start it with the run's --config.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return a.worker(cmd.Context()) },
 	}

@@ -34,14 +34,7 @@ func addResponderFlags(cmd *cobra.Command) {
 // pool) and must be called after the run.
 func (a *app) responder(out string, rc driver.RunConfig) (r capture.Responder, done func(io.Writer), err error) {
 	asg, adapters := rc.Assignments, rc.Adapters
-	name := a.v.GetString("responder")
-	poolPath := a.v.GetString("pool-file")
-	if name == "" {
-		name = "offline"
-		if poolPath != "" || a.v.InConfig("pool") || a.v.IsSet("pool.members") {
-			name = "pool"
-		}
-	}
+	name, poolPath := a.responderName(), a.v.GetString("pool-file")
 	noop := func(io.Writer) {}
 	switch name {
 	case "pool":
@@ -85,6 +78,18 @@ func (a *app) responder(out string, rc driver.RunConfig) (r capture.Responder, d
 	default:
 		return nil, noop, fmt.Errorf("--responder must be pool, openai or offline, got %q", name)
 	}
+}
+
+// responderName is --responder, or what the config implies: a pool when
+// it has one, else the offline stand-in.
+func (a *app) responderName() string {
+	if name := a.v.GetString("responder"); name != "" {
+		return name
+	}
+	if a.v.GetString("pool-file") != "" || a.v.InConfig("pool") || a.v.IsSet("pool.members") {
+		return "pool"
+	}
+	return "offline"
 }
 
 // rulesOnly makes one answerer the sole candidate of a judge in rules-only
