@@ -316,3 +316,34 @@ func TestRepoCacheLocksUnderChurn(t *testing.T) {
 	NewRepoCache(dir, 1, r.q, zap.NewNop()).Trim()
 	onlyLocksOf(t, dir)
 }
+
+// A run longer than RepoMaxAge keeps its repositories on the farm: it
+// sends each again before the bucket's TTL takes it.
+func TestRunKeepsItsReposFresh(t *testing.T) {
+	qc := DefaultQueueConfig()
+	qc.RepoMaxAge = 2 * time.Second
+	r := startRig(t, t.TempDir(), qc)
+	dir := filepath.Join(t.TempDir(), "alpha")
+	writeTree(t, dir, map[string]string{"main.py": "def alpha(): pass\n"})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	refs, err := r.q.ShipRepos(ctx, []string{dir}, zaptest.NewLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { r.q.KeepReposFresh(run, []string{dir}, zaptest.NewLogger(t)); close(done) }()
+	defer func() { stop(); <-done }()
+	obs, err := r.q.objectStore(ctx, ReposBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sent := time.Now()
+	for time.Since(sent) < 3*qc.RepoMaxAge {
+		if _, err := obs.GetInfo(ctx, refs[dir].Object); err != nil {
+			t.Fatalf("%s after it was first sent, during the run, the repository is gone: %v", time.Since(sent).Round(time.Millisecond), err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}

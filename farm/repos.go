@@ -131,6 +131,29 @@ func (q *Queue) ShipRepos(ctx context.Context, dirs []string, log *zap.Logger) (
 	return refs, nil
 }
 
+// KeepReposFresh sends dirs again, every eighth of RepoMaxAge until ctx
+// ends, when their copies in the repos bucket are over a quarter of it
+// old, so that a run longer than RepoMaxAge never finds its repositories
+// gone from the farm.
+func (q *Queue) KeepReposFresh(ctx context.Context, dirs []string, log *zap.Logger) {
+	every := q.cfg.RepoMaxAge / 8
+	if every <= 0 || len(dirs) == 0 {
+		return
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if _, err := q.ShipRepos(ctx, dirs, log); err != nil && ctx.Err() == nil {
+			log.Warn("send the run's repositories to the farm again", zap.Error(err))
+		}
+	}
+}
+
 // shipRepo sends dir unless the bucket has its content, sent within
 // fresh (0: at any time).
 func shipRepo(ctx context.Context, nc *nats.Conn, obs jetstream.ObjectStore, dir string, fresh time.Duration) (RepoRef, bool, error) {

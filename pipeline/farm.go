@@ -273,8 +273,10 @@ func farmRun(ctx context.Context, cfg DriveConfig, configs []dialog.ChatConfig, 
 		opts = append(opts, farm.WithRecipe(*fc.Recipe))
 	}
 	filesDir := ""
+	var shipped []string // the repositories sent to the farm
 	if fc.NATS.URL != "" {
-		refs, err := q.ShipRepos(ctx, repoDirs(todo), log)
+		shipped = repoDirs(todo)
+		refs, err := q.ShipRepos(ctx, shipped, log)
 		if err != nil {
 			return sum, err
 		}
@@ -307,6 +309,7 @@ func farmRun(ctx context.Context, cfg DriveConfig, configs []dialog.ChatConfig, 
 	} else {
 		g.Go(func() error { q.WatchWorkers(wctx, run, fc.WatchEvery, log); return nil })
 	}
+	g.Go(func() error { q.KeepReposFresh(wctx, shipped, log); return nil })
 	var prog farm.Progress
 	g.Go(func() error {
 		defer stopWorkers()
