@@ -60,7 +60,7 @@ func (w *Worker) refuse(ctx context.Context, msg jetstream.Msg, job Job, dl Deli
 	_ = msg.NakWithDelay(pause)
 	w.ahead.release()
 	if first {
-		log.Error("refusing this run's jobs: this worker's recipe differs from the run's; start the worker with the run's plugins, pool, judge and query model",
+		log.Error("refusing this run's jobs: this worker's recipe differs from the run's; start the worker with the run's --config, --adapter, --context-lines and --query-model, and the same dialogfarm version",
 			zap.Strings("differences", diffs), zap.Duration("pause", pause))
 	} else {
 		log.Info("refused a job; pausing", zap.Duration("pause", pause))
