@@ -109,10 +109,11 @@ func (c *editorCollector) Collect(ch chan<- prometheus.Metric) {
 			if !ok {
 				pc = &procCPU{groupClass: groupClass{g.name, procstat.ClassOf(pid, g.browser)}}
 				c.procs[k] = pc
-			} else if pc.class == procstat.ChromiumForked {
+			} else if !procstat.Final(pc.class, pid, p, browser) {
 				// A renderer shows the zygote's command line until
-				// it sets its own: what it used until then stays
-				// with the zygotes.
+				// it sets its own, a forked child its parent's until
+				// it execs: what it used until then stays with the
+				// class it showed.
 				if cl := procstat.ClassOf(pid, g.browser); cl != pc.class {
 					c.gone[pc.groupClass] += pc.last - pc.base
 					pc.class, pc.base = cl, pc.last

@@ -144,8 +144,10 @@ func TestHealthReportsTheEditor(t *testing.T) {
 func TestEditorMetrics(t *testing.T) {
 	editor := startBusyGroup(t)
 	// The renderer's --type comes from the environment, so that only the
-	// child's command line shows it.
-	browser := exec.Command("/bin/sh", "-c", `/bin/bash -c "$BUSY" bash "$TYPE" & echo $! ; wait`)
+	// child's command line shows it; the child shows the browser's for a
+	// second first, as a child does before its exec (a reading then must
+	// not count it as the browser for good).
+	browser := exec.Command("/bin/sh", "-c", `( sleep 1; exec /bin/bash -c "$BUSY" bash "$TYPE" ) & echo $! ; wait`)
 	browser.Env = append(os.Environ(), "BUSY="+busyScript, "TYPE=--type=renderer")
 	out, err := browser.StdoutPipe()
 	if err != nil {

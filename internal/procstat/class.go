@@ -54,6 +54,26 @@ func (c Class) Title() string {
 	return "code-server other"
 }
 
+// Final reports whether the class c of process pid (p) can no longer
+// change. A forked child shows its parent's command line until it execs
+// (and none while it does), so a class its parent may have is asked
+// again: Chromium's utility class (a zygote's child), the browser's class
+// in any process but the browser's own (browser, the tree's root; under
+// load a sampler caught the browser's child before its exec and counted
+// a renderer as the browser for good), code-server's main class in any
+// process but its group's leader, and code-server's other class.
+func Final(c Class, pid int, p Proc, browser int) bool {
+	switch c {
+	case ChromiumForked, CodeServerOther:
+		return false
+	case ChromiumBrowser:
+		return pid == browser
+	case CodeServerMain:
+		return pid == p.PGrp
+	}
+	return true
+}
+
 // ClassOf names what process pid is, from its command line: one of
 // Chromium's when browser is set (it is in the browser's tree), else one
 // of code-server's.

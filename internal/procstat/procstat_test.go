@@ -113,3 +113,27 @@ func TestTreeOfNoProcess(t *testing.T) {
 		t.Errorf("Group(0) = %v, Tree(0) = %v", got, rest)
 	}
 }
+
+// A class a forked child's parent may have is asked again; others are
+// final.
+func TestFinal(t *testing.T) {
+	for _, c := range []struct {
+		class     Class
+		pid, pgrp int
+		browser   int
+		wantFinal bool
+	}{
+		{ChromiumBrowser, 10, 10, 10, true},
+		{ChromiumBrowser, 11, 10, 10, false}, // the browser's child before its exec
+		{ChromiumForked, 11, 10, 10, false},
+		{ChromiumRenderer, 11, 10, 10, true},
+		{CodeServerMain, 20, 20, 0, true},
+		{CodeServerMain, 21, 20, 0, false}, // code-server's child before its exec
+		{CodeServerOther, 21, 20, 0, false},
+		{ExtensionHost, 21, 20, 0, true},
+	} {
+		if got := Final(c.class, c.pid, Proc{PGrp: c.pgrp}, c.browser); got != c.wantFinal {
+			t.Errorf("Final(%s, pid %d, group %d, browser %d) = %v", c.class, c.pid, c.pgrp, c.browser, got)
+		}
+	}
+}
