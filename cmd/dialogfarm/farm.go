@@ -72,11 +72,12 @@ func (a *app) startMetrics(ctx context.Context, dc *pipeline.DriveConfig) error 
 		return nil
 	}
 	dc.Farm.Metrics = farm.NewMetrics(farm.DefaultWorkerConfig().ID)
-	return serveMetrics(ctx, addr, dc.Farm.Metrics, a.log)
+	return serveMetrics(ctx, addr, dc.Farm.Metrics.Handler(), a.log)
 }
 
-// serveMetrics serves m on addr until ctx ends; empty addr serves nothing.
-func serveMetrics(ctx context.Context, addr string, m *farm.Metrics, log *zap.Logger) error {
+// serveMetrics serves h at /metrics on addr until ctx ends; empty addr
+// serves nothing.
+func serveMetrics(ctx context.Context, addr string, h http.Handler, log *zap.Logger) error {
 	if addr == "" {
 		return nil
 	}
@@ -85,7 +86,7 @@ func serveMetrics(ctx context.Context, addr string, m *farm.Metrics, log *zap.Lo
 		return fmt.Errorf("metrics address %s: %w", addr, err)
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/metrics", m.Handler())
+	mux.Handle("/metrics", h)
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go func() {
 		<-ctx.Done()
@@ -119,7 +120,10 @@ coordinator enqueues, collects and manages the streams. --users FILE lets
 in the NKeys it lists instead. --insecure-anonymous lets anyone in with
 every right, on a loopback --listen only. A --listen beyond loopback
 requires TLS (--tls-cert, --tls-key; --tls-ca to require client
-certificates), and a --cluster beyond loopback also --tls-ca.`,
+certificates), and a --cluster beyond loopback also --tls-ca.
+--metrics-addr serves the queue (jobs waiting and in flight, outcomes not
+yet collected) and every worker's last health report as Prometheus
+metrics.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return a.farmServe(cmd.Context()) },
 	}
@@ -135,6 +139,7 @@ certificates), and a --cluster beyond loopback also --tls-ca.`,
 	f.String("tls-cert", "", "server TLS certificate")
 	f.String("tls-key", "", "server TLS key")
 	f.String("tls-ca", "", "CA of client certificates; when set, clients must present one")
+	f.String("metrics-addr", "", "serve the farm's queue and every worker's health as Prometheus metrics on this address (e.g. 127.0.0.1:9465); empty: none")
 	nkey := &cobra.Command{
 		Use:   "nkey",
 		Short: "Make a user NKey: the seed goes to a file (0600), the public key is printed for --users",
@@ -200,6 +205,7 @@ func (a *app) farmServe(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	defer nc.Close() // the metrics read the farm through it
 	js, err := farm.JetStream(nc)
 	if err == nil {
 		qc := farm.DefaultQueueConfig()
@@ -208,8 +214,10 @@ func (a *app) farmServe(ctx context.Context) error {
 		}
 		_, err = farm.Setup(ctx, js, qc)
 	}
-	nc.Close()
 	if err != nil {
+		return err
+	}
+	if err := serveMetrics(ctx, a.v.GetString("metrics-addr"), farm.StatusHandler(js), a.log); err != nil {
 		return err
 	}
 	url := advertisedURL(srv.ClientURL())

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -96,9 +98,27 @@ func TestFarmServeMakesCredentials(t *testing.T) {
 		t.Fatalf("farm serve stopped with %v", err)
 	}
 
-	again, _ := serveFarm(t, "--listen", "127.0.0.1:0", "--store", store, "--workers", "2")
+	// Started again, with its metrics served.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	metricsAddr := l.Addr().String()
+	l.Close()
+	again, _ := serveFarm(t, "--listen", "127.0.0.1:0", "--store", store, "--workers", "2", "--metrics-addr", metricsAddr)
 	if !strings.Contains(again, "reused from") {
 		t.Errorf("the second start made new credentials:\n%s", again)
+	}
+	res, err := http.Get("http://" + metricsAddr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	for _, want := range []string{`dialogfarm_farm_jobs{state="waiting"} 0`, `dialogfarm_farm_workers{state="healthy"} 0`} {
+		if !strings.Contains(string(body), want+"\n") {
+			t.Errorf("farm serve's metrics lack %q:\n%s", want, body)
+		}
 	}
 	if now, _ := os.ReadFile(workers[0][2]); string(now) != string(seed) {
 		t.Error("the second start replaced worker 1's file")

@@ -1,0 +1,103 @@
+package farm
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// StatusHandler serves the farm's queue and every worker's last health
+// report as Prometheus metrics, read from js at each scrape (what `farm
+// serve --metrics-addr` shows): one place to watch a whole farm, and the
+// queue's depth to scale the workers by. A scrape whose reading fails
+// answers with the error.
+func StatusHandler(js jetstream.JetStream) http.Handler {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(newStatusCollector(js), prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
+	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg})
+}
+
+// statusCollector reads the farm's status at each scrape.
+type statusCollector struct {
+	js                                     jetstream.JetStream
+	jobs, redelivered, outcomes            *prometheus.Desc
+	workers, sims                          *prometheus.Desc
+	wDialogues, wSims, wBusy, wCores, wRSS *prometheus.Desc
+	wAge                                   *prometheus.Desc
+}
+
+func newStatusCollector(js jetstream.JetStream) *statusCollector {
+	worker := []string{"worker", "host", "key"}
+	d := func(name, help string, labels ...string) *prometheus.Desc {
+		return prometheus.NewDesc(name, help, labels, nil)
+	}
+	return &statusCollector{js: js,
+		jobs:        d("dialogfarm_farm_jobs", "Jobs on the farm: waiting (for a worker) or in_flight (delivered to one, not settled).", "state"),
+		redelivered: d("dialogfarm_farm_jobs_redelivered", "Jobs in flight that were delivered before."),
+		outcomes:    d("dialogfarm_farm_outcomes_waiting", "Configs whose outcome (result or dead letter) waits for its run's collector.", "kind"),
+		workers:     d("dialogfarm_farm_workers", "Workers by their last health report: healthy (within 15 s) or silent.", "state"),
+		sims:        d("dialogfarm_farm_simulators", "Simulators of the healthy workers: busy or idle.", "state"),
+		wDialogues: d("dialogfarm_farm_worker_dialogues_total", "A worker's dialogues since it started, by outcome: ok, failed, retried, refused (its recipe differs from the run's).",
+			append(worker, "status")...),
+		wSims:  d("dialogfarm_farm_worker_simulators", "A worker's simulator slots.", worker...),
+		wBusy:  d("dialogfarm_farm_worker_simulators_busy", "A worker's simulators driving a dialogue.", worker...),
+		wCores: d("dialogfarm_farm_worker_editor_cores", "CPU a worker's editor (code-server and Chromium) used between its last two reports, in cores.", worker...),
+		wRSS:   d("dialogfarm_farm_worker_editor_resident_bytes", "Resident memory of a worker's editor.", worker...),
+		wAge:   d("dialogfarm_farm_worker_report_age_seconds", "Time since a worker's last health report (it reports every 5 s).", worker...),
+	}
+}
+
+func (c *statusCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{c.jobs, c.redelivered, c.outcomes, c.workers, c.sims, c.wDialogues, c.wSims, c.wBusy, c.wCores, c.wRSS, c.wAge} {
+		ch <- d
+	}
+}
+
+func (c *statusCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	st, err := ReadStatus(ctx, c.js, "")
+	if err != nil {
+		ch <- prometheus.NewInvalidMetric(c.jobs, err)
+		return
+	}
+	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+	}
+	// The jobs stream holds a job until it is settled: Queued counts the
+	// ones in flight too.
+	gauge(c.jobs, float64(st.Queued-min(uint64(st.InFlight), st.Queued)), "waiting")
+	gauge(c.jobs, float64(st.InFlight), "in_flight")
+	gauge(c.redelivered, float64(st.Redeliver))
+	gauge(c.outcomes, float64(st.Results), "results")
+	gauge(c.outcomes, float64(st.Dead), "dead")
+	now := time.Now()
+	var healthy, silent, busy, idle int
+	for _, h := range st.Workers {
+		age := now.Sub(h.Updated)
+		if age <= 3*healthEvery {
+			healthy++
+			busy += h.Busy
+			idle += max(h.Slots-h.Busy, 0)
+		} else {
+			silent++
+		}
+		l := []string{h.Worker, h.Host, h.User}
+		for status, n := range map[string]int{"ok": h.Done, "failed": h.Failed, "retried": h.Retried, "refused": h.Refused} {
+			ch <- prometheus.MustNewConstMetric(c.wDialogues, prometheus.CounterValue, float64(n), append(l, status)...)
+		}
+		gauge(c.wSims, float64(h.Slots), l...)
+		gauge(c.wBusy, float64(h.Busy), l...)
+		gauge(c.wCores, h.EditorCores, l...)
+		gauge(c.wRSS, float64(h.EditorRSS), l...)
+		gauge(c.wAge, age.Seconds(), l...)
+	}
+	gauge(c.workers, float64(healthy), "healthy")
+	gauge(c.workers, float64(silent), "silent")
+	gauge(c.sims, float64(busy), "busy")
+	gauge(c.sims, float64(idle), "idle")
+}
