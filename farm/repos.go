@@ -136,22 +136,14 @@ func (q *Queue) ShipRepos(ctx context.Context, dirs []string, log *zap.Logger) (
 // old, so that a run longer than RepoMaxAge never finds its repositories
 // gone from the farm.
 func (q *Queue) KeepReposFresh(ctx context.Context, dirs []string, log *zap.Logger) {
-	every := q.cfg.RepoMaxAge / 8
-	if every <= 0 || len(dirs) == 0 {
+	if q.cfg.RepoMaxAge/8 <= 0 || len(dirs) == 0 {
 		return
 	}
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	every(ctx, q.cfg.RepoMaxAge/8, func(time.Time) {
 		if _, err := q.ShipRepos(ctx, dirs, log); err != nil && ctx.Err() == nil {
 			log.Warn("send the run's repositories to the farm again", zap.Error(err))
 		}
-	}
+	})
 }
 
 // shipRepo sends dir unless the bucket has its content, sent within

@@ -78,21 +78,13 @@ func (w *Worker) reportHealth(ctx context.Context) {
 			w.log.Debug("put worker health", zap.Error(err))
 		}
 	}
-	t := time.NewTicker(healthEvery)
-	defer t.Stop()
-	for {
-		put(ctx)
-		select {
-		case <-ctx.Done():
-			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
-			del := nats.NewMsg(subject)
-			del.Header.Set(kvOperation, kvDelete)
-			_, _ = w.q.js.PublishMsg(dctx, del)
-			cancel()
-			return
-		case <-t.C:
-		}
-	}
+	put(ctx)
+	every(ctx, healthEvery, func(time.Time) { put(ctx) })
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+	defer cancel()
+	del := nats.NewMsg(subject)
+	del.Header.Set(kvOperation, kvDelete)
+	_, _ = w.q.js.PublishMsg(dctx, del)
 }
 
 // The header and value with which a key-value entry is deleted (as
@@ -304,25 +296,18 @@ func (q *Queue) idleJobs(ctx context.Context, run string, now time.Time) (uint64
 // run wait and no worker reports: a run that leaves the driving to remote
 // workers (run --nats --sessions 0) would otherwise wait in silence. A
 // period of 0 watches nothing.
-func (q *Queue) WatchWorkers(ctx context.Context, run string, every time.Duration, log *zap.Logger) {
-	if every <= 0 {
+func (q *Queue) WatchWorkers(ctx context.Context, run string, period time.Duration, log *zap.Logger) {
+	if period <= 0 {
 		return
 	}
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case now := <-t.C:
-			n, err := q.idleJobs(ctx, run, now)
-			switch {
-			case err != nil && ctx.Err() == nil:
-				log.Warn("read the farm's workers", zap.String("run", run), zap.Error(err))
-			case n > 0:
-				log.Warn("no worker is pulling jobs: start `dialogfarm worker --nats URL` on a machine that can drive them",
-					zap.String("run", run), zap.Uint64("jobs_waiting", n))
-			}
+	every(ctx, period, func(now time.Time) {
+		n, err := q.idleJobs(ctx, run, now)
+		switch {
+		case err != nil && ctx.Err() == nil:
+			log.Warn("read the farm's workers", zap.String("run", run), zap.Error(err))
+		case n > 0:
+			log.Warn("no worker is pulling jobs: start `dialogfarm worker --nats URL` on a machine that can drive them",
+				zap.String("run", run), zap.Uint64("jobs_waiting", n))
 		}
-	}
+	})
 }

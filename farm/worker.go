@@ -148,18 +148,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { w.reportHealth(gctx); return nil })
-	g.Go(func() error {
-		t := time.NewTicker(w.cfg.Heartbeat)
-		defer t.Stop()
-		for {
-			select {
-			case <-gctx.Done():
-				return nil
-			case <-t.C:
-				w.ahead.beat()
-			}
-		}
-	})
+	g.Go(func() error { every(gctx, w.cfg.Heartbeat, func(time.Time) { w.ahead.beat() }); return nil })
 	for slot := range w.cfg.Slots {
 		g.Go(func() error { return w.pull(gctx, slot) })
 	}
@@ -372,6 +361,20 @@ func (w *Worker) count(f func(*Health)) {
 	w.mu.Lock()
 	f(&w.health)
 	w.mu.Unlock()
+}
+
+// every calls f every d until ctx ends.
+func every(ctx context.Context, d time.Duration, f func(now time.Time)) {
+	t := time.NewTicker(d)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			f(now)
+		}
+	}
 }
 
 // sleepCtx waits d or until ctx ends; false when ctx ended.
