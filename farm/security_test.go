@@ -341,6 +341,18 @@ func TestAWorkerCannotReadAnotherWorkersInbox(t *testing.T) {
 		t.Errorf("the second worker received %s: %.200s", m.Subject, m.Data)
 	default:
 	}
+	// The server's refusals come before its answer to the flush, but the
+	// client hands each to the error handler on a goroutine of its own:
+	// under load they were not all there yet (1 run in 10 beside two
+	// busy loops).
+	refused := func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(violations) == len(spied)
+	}
+	for deadline := time.Now().Add(10 * time.Second); !refused() && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
 	mu.Lock()
 	defer mu.Unlock()
 	for _, subj := range spied {
