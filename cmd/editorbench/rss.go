@@ -182,12 +182,14 @@ func (s *rssSampler) sample(editorGroups []int, browserPID int) {
 					c.first = 0
 				}
 				s.cpu[pid] = c
-			} else if c.class == procstat.ChromiumForked || c.class == procstat.CodeServerOther || c.class == procstat.CodeServerMain {
+			} else if !procstat.Final(c.class, pid, procs[pid], browserPID) {
 				// A renderer is forked from the zygote and shows
 				// the zygote's command line until it sets its own;
 				// code-server's extension hosts and watchers are
 				// forked from its main process and show its command
 				// line, or none while they exec, until they run.
+				// One that exits shows none: code-server's main
+				// processes keep their class.
 				if now := procstat.ClassOf(pid, i == 1); now != procstat.CodeServerOther || c.class != procstat.CodeServerMain {
 					c.class = now
 				}
