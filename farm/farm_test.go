@@ -568,3 +568,57 @@ func TestWorkerStopsWhenItsDriverCannotDrive(t *testing.T) {
 		}
 	}
 }
+
+// A worker told to drain pulls no more jobs, hands back those it pulled
+// ahead, finishes the dialogue in progress and stops; the rest stay on
+// the queue for other workers.
+func TestWorkerDrains(t *testing.T) {
+	r := startRig(t, t.TempDir(), DefaultQueueConfig())
+	cs := configs(4)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if _, err := r.q.Enqueue(ctx, "run1", cs, 3, nil); err != nil {
+		t.Fatal(err)
+	}
+	nc, err := r.srv.Connect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	started, release := make(chan string, 4), make(chan struct{})
+	drain := make(chan struct{})
+	w := NewWorker(WorkerConfig{ID: "w1", Slots: 1, FetchWait: 200 * time.Millisecond, Drain: drain}, openQueue(ctx, t, nc),
+		funcDriver(func(ctx context.Context, slot int, c dialog.ChatConfig) (Outcome, error) {
+			started <- c.ID
+			select {
+			case <-release:
+			case <-ctx.Done():
+				return Outcome{}, ctx.Err()
+			}
+			return Outcome{Dialogue: okDialogue(c)}, nil
+		}), nil, zaptest.NewLogger(t))
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	first := <-started
+	close(drain)
+	close(release)
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("drained worker: %v", err)
+		}
+	case <-ctx.Done():
+		t.Fatal("the drained worker did not stop")
+	}
+	if len(started) > 0 {
+		t.Errorf("the draining worker started %s", <-started)
+	}
+	st, err := ReadStatus(ctx, r.q.js, "run1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Results != 1 || st.Queued != 3 || st.InFlight != 0 || len(st.Workers) != 0 {
+		t.Errorf("after the drain: %d results (want the one in progress, %s), %d queued (want 3), %d in flight, workers %+v",
+			st.Results, first, st.Queued, st.InFlight, st.Workers)
+	}
+}

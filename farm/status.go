@@ -42,6 +42,9 @@ type Health struct {
 	// Refused counts the jobs the worker refused, its recipe differing
 	// from their run's; Refusing says the last run it refused and why,
 	// at RefusedAt.
+	// Draining says the worker pulls no more jobs and stops once its
+	// dialogues in progress are done.
+	Draining  bool      `json:"draining,omitempty"`
 	Refused   int       `json:"refused,omitempty"`
 	Refusing  string    `json:"refusing,omitempty"`
 	RefusedAt time.Time `json:"refused_at,omitzero"`
@@ -256,6 +259,9 @@ func (st Status) Text(now time.Time) string {
 	}
 	for _, h := range st.Workers {
 		state := "healthy"
+		if h.Draining {
+			state = "draining"
+		}
 		if age := now.Sub(h.Updated); age > 3*healthEvery {
 			state = fmt.Sprintf("silent for %s", age.Round(time.Second))
 		}

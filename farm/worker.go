@@ -76,6 +76,10 @@ type WorkerConfig struct {
 	// RefusePause is how long the worker pulls no job after refusing
 	// one; each further refusal in a row doubles it, up to 10 times.
 	RefusePause time.Duration
+	// Drain, when closed, stops the worker pulling jobs: it hands back
+	// the jobs it pulled ahead, finishes the dialogues in progress and
+	// returns from Run (a worker stopped for an upgrade loses no work).
+	Drain <-chan struct{}
 }
 
 // DefaultWorkerConfig is one slot named after the host and process.
@@ -138,19 +142,41 @@ func NewWorker(cfg WorkerConfig, q *Queue, drv Driver, metrics *Metrics, log *za
 // jobs were pulled: 30 s handed the rest of those jobs out in queue order.
 const holdUnassigned = 3 * time.Minute
 
-// Run pulls and drives jobs on every slot until ctx ends. The jobs it
-// pulled ahead and did not start go back to the queue when it returns.
+// Run pulls and drives jobs on every slot until ctx ends (the dialogues
+// in progress are handed back) or the drain closes (they are finished
+// first). The jobs it pulled ahead and did not start go back to the
+// queue when it returns.
 func (w *Worker) Run(ctx context.Context) error {
 	defer w.ahead.release()
 	if r := w.cfg.Repos; r != nil {
 		r.Trim()
 		defer r.Release()
 	}
+	// The health reports and the held jobs' heartbeats last until the
+	// slots are done.
+	aux, stopAux := context.WithCancel(ctx)
+	var bg sync.WaitGroup
+	bg.Go(func() { w.reportHealth(aux) })
+	bg.Go(func() { every(aux, w.cfg.Heartbeat, func(time.Time) { w.ahead.beat() }) })
+	defer bg.Wait()
+	defer stopAux()
 	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error { w.reportHealth(gctx); return nil })
-	g.Go(func() error { every(gctx, w.cfg.Heartbeat, func(time.Time) { w.ahead.beat() }); return nil })
+	pulling, stopPulling := context.WithCancel(gctx)
+	defer stopPulling()
+	if d := w.cfg.Drain; d != nil {
+		go func() {
+			select {
+			case <-d:
+				w.count(func(h *Health) { h.Draining = true })
+				w.log.Info("draining: no more jobs; finishing the dialogues in progress", zap.Int("busy", w.busyNow()))
+				stopPulling()
+				w.ahead.release()
+			case <-pulling.Done():
+			}
+		}()
+	}
 	for slot := range w.cfg.Slots {
-		g.Go(func() error { return w.pull(gctx, slot) })
+		g.Go(func() error { return w.pull(gctx, pulling, slot) })
 	}
 	err := g.Wait()
 	if ctx.Err() != nil {
@@ -159,14 +185,15 @@ func (w *Worker) Run(ctx context.Context) error {
 	return err
 }
 
-func (w *Worker) pull(ctx context.Context, slot int) error {
+// pull drives the jobs slot pulls, while pulling lasts; each on ctx.
+func (w *Worker) pull(ctx, pulling context.Context, slot int) error {
 	backoff := 100 * time.Millisecond
-	for ctx.Err() == nil {
-		if !w.waitPause(ctx) {
+	for pulling.Err() == nil {
+		if !w.waitPause(pulling) {
 			return nil
 		}
 		if b := w.cfg.Budget; b != nil {
-			if err := b.Acquire(ctx); err != nil {
+			if err := b.Acquire(pulling); err != nil {
 				return nil
 			}
 		}
@@ -175,24 +202,24 @@ func (w *Worker) pull(ctx context.Context, slot int) error {
 		// still reaches this worker. (With a context deadline the client
 		// gave up 10% before it, and a job delivered in that gap sat
 		// unacked for the whole ack wait, 60 s, under load.)
-		msg, err := w.ahead.next(ctx, slot)
-		if err == nil && ctx.Err() != nil {
+		msg, err := w.ahead.next(pulling, slot)
+		if err == nil && pulling.Err() != nil {
 			// Stopping: hand the job straight back for another worker.
 			_ = msg.Nak()
-			err = ctx.Err()
+			err = pulling.Err()
 		}
 		if err != nil && w.cfg.Budget != nil {
 			w.cfg.Budget.Release()
 		}
 		if err != nil {
-			if ctx.Err() != nil {
+			if pulling.Err() != nil {
 				return nil
 			}
 			if errors.Is(err, nats.ErrTimeout) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, jetstream.ErrNoMessages) {
 				continue
 			}
 			w.log.Warn("pull a job", zap.Int("slot", slot), zap.Error(err))
-			if !sleepCtx(ctx, backoff) {
+			if !sleepCtx(pulling, backoff) {
 				return nil
 			}
 			backoff = min(2*backoff, 5*time.Second)
@@ -350,6 +377,12 @@ func (w *Worker) publish(ctx context.Context, subject string, v any) error {
 		_, err := w.q.js.Publish(ctx, subject, data)
 		return err
 	})
+}
+
+func (w *Worker) busyNow() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.health.Busy
 }
 
 func (w *Worker) busy(n int) {

@@ -61,6 +61,9 @@ type FarmConfig struct {
 	// each config: a run puts it in its jobs, and a worker refuses the
 	// jobs of a run whose recipe differs from it.
 	Recipe *farm.Recipe
+	// Drain, when closed, stops a worker (Work) pulling jobs: it finishes
+	// the dialogues in progress and returns.
+	Drain <-chan struct{}
 }
 
 // DefaultFarmConfig embeds the farm and drives locally, 3 attempts; a
@@ -361,7 +364,7 @@ func newWorker(ctx context.Context, cfg DriveConfig, q *farm.Queue, r *driver.Ru
 	}
 	cfg.Farm.Metrics.WatchEditors(r.PIDs, slots)
 	wc := farm.DefaultWorkerConfig()
-	wc.Slots, wc.Editors, wc.Recipe = slots, r.PIDs, cfg.Farm.Recipe
+	wc.Slots, wc.Editors, wc.Recipe, wc.Drain = slots, r.PIDs, cfg.Farm.Recipe, cfg.Farm.Drain
 	if remote {
 		wc.Repos, wc.SendFiles = farm.NewRepoCache(filepath.Join(cfg.Run.Out, RepoCacheDir), cfg.Farm.RepoCacheMiB<<20, q, log), true
 	}

@@ -11,7 +11,10 @@ import (
 	"net/http"
 	neturl "net/url"
 	"os"
+	"os/signal"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"time"
 
 	"github.com/nats-io/nkeys"
@@ -336,13 +339,17 @@ least recently used first) and sends failure artifacts back the same way.
 by --exchanges-mib) and the failure artifacts it could not send back. It
 refuses the jobs of a run whose recipe (adapters and plugin versions,
 editor settings, responder and pool models, judge, query model) is not
-its own, so start it with the run's --config.`,
+its own, so start it with the run's --config. The first SIGINT or SIGTERM
+drains it: no more jobs; the dialogues in progress finish (for up to
+--drain-timeout, or until a second signal) before it stops.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return a.worker(cmd.Context()) },
 	}
 	cmd.Flags().String("out", "", "this worker's folder (default out/worker-<host>)")
 	cmd.Flags().Int64("repo-cache-mib", pipeline.DefaultFarmConfig().RepoCacheMiB,
 		"MiB of repositories kept in OUT/repos; beyond it, those no window shows are removed, least recently used first (0: keep every one)")
+	cmd.Flags().Duration("drain-timeout", 5*time.Minute,
+		"on SIGINT or SIGTERM, pull no more jobs and finish the dialogues in progress for up to this long before handing them back (a second signal hands them back at once)")
 	cmd.Flags().Int("exchanges-mib", 1024,
 		"MiB of OUT/exchanges.jsonl; beyond it, the file is moved aside and one older file kept (the records carry the exchanges to the run folder; 0: keep every one)")
 	addDriveFlags(cmd)
@@ -380,5 +387,47 @@ func (a *app) worker(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return pipeline.Work(ctx, dc, responder, configgen.NewFollowUpWriter(qm), a.log)
+	work, drain, stop := a.drainOnSignal(ctx, a.v.GetDuration("drain-timeout"))
+	defer stop()
+	dc.Farm.Drain = drain
+	return pipeline.Work(work, dc, responder, configgen.NewFollowUpWriter(qm), a.log)
+}
+
+// drainOnSignal lets a worker stop without losing work: once ctx ends (the
+// first SIGINT or SIGTERM), drain closes, and the work context ends when
+// the grace has passed or at the next signal, which hands the dialogues
+// still in progress back to the queue (rather than ending the process at
+// once, which would leave its editor running). stop lets go of the
+// signals.
+func (a *app) drainOnSignal(ctx context.Context, grace time.Duration) (work context.Context, drain <-chan struct{}, stop func()) {
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	work, abort := context.WithCancel(context.WithoutCancel(ctx))
+	drained := make(chan struct{})
+	go func() {
+		select {
+		case <-ctx.Done():
+		case <-work.Done():
+			return
+		}
+		// The signal that ended ctx comes here too (unless ctx ended
+		// for a closed output): only a later one stops the drain.
+		if strings.HasSuffix(fmt.Sprint(context.Cause(ctx)), "signal received") {
+			select {
+			case <-sigs:
+			case <-time.After(time.Second):
+			}
+		}
+		close(drained)
+		fmt.Fprintf(a.stderr, "worker: draining: no more jobs; finishing the dialogues in progress for up to %s (signal again to hand them back now)\n", grace)
+		t := time.NewTimer(grace)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-sigs:
+		case <-work.Done():
+		}
+		abort()
+	}()
+	return work, drained, func() { abort(); signal.Stop(sigs) }
 }
