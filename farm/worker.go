@@ -188,7 +188,7 @@ func (w *Worker) Run(ctx context.Context) error {
 // pull drives the jobs slot pulls, while pulling lasts; each on ctx.
 func (w *Worker) pull(ctx, pulling context.Context, slot int) error {
 	backoff := 100 * time.Millisecond
-	for pulling.Err() == nil {
+	for pulling.Err() == nil && !w.draining() {
 		if !w.waitPause(pulling) {
 			return nil
 		}
@@ -203,7 +203,7 @@ func (w *Worker) pull(ctx, pulling context.Context, slot int) error {
 		// gave up 10% before it, and a job delivered in that gap sat
 		// unacked for the whole ack wait, 60 s, under load.)
 		msg, err := w.ahead.next(pulling, slot)
-		if err == nil && pulling.Err() != nil {
+		if err == nil && (pulling.Err() != nil || w.draining()) {
 			// Stopping: hand the job straight back for another worker.
 			_ = msg.Nak()
 			err = pulling.Err()
@@ -377,6 +377,18 @@ func (w *Worker) publish(ctx context.Context, subject string, v any) error {
 		_, err := w.q.js.Publish(ctx, subject, data)
 		return err
 	})
+}
+
+// draining reports whether the worker was told to drain: a slot checks
+// it before each job as well as the pull's context, which the drain ends
+// a moment later.
+func (w *Worker) draining() bool {
+	select {
+	case <-w.cfg.Drain:
+		return true
+	default:
+		return false
+	}
 }
 
 func (w *Worker) busyNow() int {

@@ -418,8 +418,8 @@ func (a *app) drainOnSignal(ctx context.Context, grace time.Duration) (work cont
 			case <-time.After(time.Second):
 			}
 		}
-		close(drained)
 		fmt.Fprintf(a.stderr, "worker: draining: no more jobs; finishing the dialogues in progress for up to %s (signal again to hand them back now)\n", grace)
+		close(drained)
 		t := time.NewTimer(grace)
 		defer t.Stop()
 		select {
