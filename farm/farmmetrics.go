@@ -38,7 +38,7 @@ func newStatusCollector(js jetstream.JetStream) *statusCollector {
 	return &statusCollector{js: js,
 		jobs:        d("dialogfarm_farm_jobs", "Jobs on the farm: waiting (for a worker) or in_flight (delivered to one, not settled).", "state"),
 		redelivered: d("dialogfarm_farm_jobs_redelivered", "Jobs in flight that were delivered before."),
-		outcomes:    d("dialogfarm_farm_outcomes_waiting", "Configs whose outcome (result or dead letter) waits for its run's collector.", "kind"),
+		outcomes:    d("dialogfarm_farm_outcomes_waiting", "Configs whose outcome (result or dead letter) the farm holds: a run's stay until it has collected them all and forgets them.", "kind"),
 		workers:     d("dialogfarm_farm_workers", "Workers by their last health report: healthy (within 15 s) or silent.", "state"),
 		sims:        d("dialogfarm_farm_simulators", "Simulators of the healthy workers: busy or idle.", "state"),
 		wDialogues: d("dialogfarm_farm_worker_dialogues_total", "A worker's dialogues since it started, by outcome: ok, failed, retried, refused (its recipe differs from the run's).",

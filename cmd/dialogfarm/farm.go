@@ -124,8 +124,8 @@ in the NKeys it lists instead. --insecure-anonymous lets anyone in with
 every right, on a loopback --listen only. A --listen beyond loopback
 requires TLS (--tls-cert, --tls-key; --tls-ca to require client
 certificates), and a --cluster beyond loopback also --tls-ca.
---metrics-addr serves the queue (jobs waiting and in flight, outcomes not
-yet collected) and every worker's last health report as Prometheus
+--metrics-addr serves the queue (jobs waiting and in flight, outcomes the
+farm holds) and every worker's last health report as Prometheus
 metrics.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return a.farmServe(cmd.Context()) },
