@@ -203,18 +203,19 @@ func (w *Worker) pull(ctx, pulling context.Context, slot int) error {
 		// gave up 10% before it, and a job delivered in that gap sat
 		// unacked for the whole ack wait, 60 s, under load.)
 		msg, err := w.ahead.next(pulling, slot)
-		if err == nil && (pulling.Err() != nil || w.draining()) {
-			// Stopping: hand the job straight back for another worker.
-			_ = msg.Nak()
-			err = pulling.Err()
+		stopping := pulling.Err() != nil || w.draining()
+		if err != nil || stopping {
+			if w.cfg.Budget != nil {
+				w.cfg.Budget.Release()
+			}
 		}
-		if err != nil && w.cfg.Budget != nil {
-			w.cfg.Budget.Release()
+		if stopping {
+			if err == nil {
+				_ = msg.Nak() // hand the job straight back for another worker
+			}
+			return nil
 		}
 		if err != nil {
-			if pulling.Err() != nil {
-				return nil
-			}
 			if errors.Is(err, nats.ErrTimeout) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, jetstream.ErrNoMessages) {
 				continue
 			}
