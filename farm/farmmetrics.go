@@ -39,8 +39,8 @@ func newStatusCollector(js jetstream.JetStream) *statusCollector {
 		jobs:        d("dialogfarm_farm_jobs", "Jobs on the farm: waiting (for a worker) or in_flight (delivered to one, not settled).", "state"),
 		redelivered: d("dialogfarm_farm_jobs_redelivered", "Jobs in flight that were delivered before."),
 		outcomes:    d("dialogfarm_farm_outcomes_waiting", "Configs whose outcome (result or dead letter) the farm holds: a run's stay until it has collected them all and forgets them.", "kind"),
-		workers:     d("dialogfarm_farm_workers", "Workers by their last health report: healthy (within 15 s) or silent.", "state"),
-		sims:        d("dialogfarm_farm_simulators", "Simulators of the healthy workers: busy or idle.", "state"),
+		workers:     d("dialogfarm_farm_workers", "Workers by their last health report: healthy (within 15 s), paused (reporting, but pulling no job for a while after too many failures in a row) or silent.", "state"),
+		sims:        d("dialogfarm_farm_simulators", "Simulators of the workers that report: busy, or idle (of the healthy ones).", "state"),
 		wDialogues: d("dialogfarm_farm_worker_dialogues_total", "A worker's dialogues since it started, by outcome: ok, failed, retried, refused (its recipe differs from the run's).",
 			append(worker, "status")...),
 		wSims:  d("dialogfarm_farm_worker_simulators", "A worker's simulator slots.", worker...),
@@ -76,15 +76,19 @@ func (c *statusCollector) Collect(ch chan<- prometheus.Metric) {
 	gauge(c.outcomes, float64(st.Results), "results")
 	gauge(c.outcomes, float64(st.Dead), "dead")
 	now := time.Now()
-	var healthy, silent, busy, idle int
+	var healthy, paused, silent, busy, idle int
 	for _, h := range st.Workers {
 		age := now.Sub(h.Updated)
-		if age <= 3*healthEvery {
+		switch {
+		case age > 3*healthEvery:
+			silent++
+		case h.Paused(now):
+			paused++
+			busy += h.Busy
+		default:
 			healthy++
 			busy += h.Busy
 			idle += max(h.Slots-h.Busy, 0)
-		} else {
-			silent++
 		}
 		l := []string{h.Worker, h.Host, h.User}
 		for status, n := range map[string]int{"ok": h.Done, "failed": h.Failed, "retried": h.Retried, "refused": h.Refused} {
@@ -97,6 +101,7 @@ func (c *statusCollector) Collect(ch chan<- prometheus.Metric) {
 		gauge(c.wAge, age.Seconds(), l...)
 	}
 	gauge(c.workers, float64(healthy), "healthy")
+	gauge(c.workers, float64(paused), "paused")
 	gauge(c.workers, float64(silent), "silent")
 	gauge(c.sims, float64(busy), "busy")
 	gauge(c.sims, float64(idle), "idle")

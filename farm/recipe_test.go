@@ -29,7 +29,7 @@ func TestWorkerRefusesAnotherRecipe(t *testing.T) {
 	other.Answers = "offline"
 	var wrong atomic.Int32
 	refused := make(chan Attempt, 16)
-	stopBad := r.runWorker(t, WorkerConfig{ID: "bad", Slots: 2, Recipe: &other, RefusePause: time.Second},
+	stopBad := r.runWorker(t, WorkerConfig{ID: "bad", Slots: 2, Recipe: &other, Pause: time.Second},
 		funcDriver(func(ctx context.Context, slot int, c dialog.ChatConfig) (Outcome, error) {
 			wrong.Add(1)
 			return Outcome{Dialogue: okDialogue(c)}, nil
@@ -113,7 +113,7 @@ func TestRefusedEveryTimeIsDeadLettered(t *testing.T) {
 	}
 	other := runRecipe
 	other.Plugins = []string{"ask: dialogfarm.askplugin@0.2.9 (adapter 0a1b2c3d4e5f)"}
-	stop := r.runWorker(t, WorkerConfig{ID: "old", Slots: 1, Recipe: &other, RefusePause: 10 * time.Millisecond},
+	stop := r.runWorker(t, WorkerConfig{ID: "old", Slots: 1, Recipe: &other, Pause: 10 * time.Millisecond},
 		funcDriver(func(ctx context.Context, slot int, c dialog.ChatConfig) (Outcome, error) {
 			t.Error("drove a job it should refuse")
 			return Outcome{Dialogue: okDialogue(c)}, nil

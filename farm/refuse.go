@@ -12,14 +12,6 @@ import (
 	"dialogfarm/dialog"
 )
 
-// refusal is a worker's state of refusing jobs whose run's recipe differs
-// from its own.
-type refusal struct {
-	pause  time.Duration // the last pause; 0 after a job was driven
-	until  time.Time     // no pulling before
-	warned map[string]bool
-}
-
 // differences says how the worker's recipe differs from job's run's; none
 // when either is unknown.
 func (w *Worker) differences(job Job) []string {
@@ -39,14 +31,14 @@ func (w *Worker) differences(job Job) []string {
 func (w *Worker) refuse(ctx context.Context, msg jetstream.Msg, job Job, dl Delivery, attempt int, diffs []string, log *zap.Logger) {
 	reason := fmt.Sprintf("worker %s refused it: its recipe differs from the run's (%s)", w.cfg.ID, strings.Join(diffs, "; "))
 	w.mu.Lock()
-	r := &w.refusal
-	r.pause = min(max(2*r.pause, w.cfg.RefusePause), 10*w.cfg.RefusePause)
-	r.until = time.Now().Add(r.pause)
-	pause, first := r.pause, !r.warned[job.Run]
-	if r.warned == nil {
-		r.warned = map[string]bool{}
+	p := &w.pauses
+	p.refuse = min(max(2*p.refuse, w.cfg.Pause), 10*w.cfg.Pause)
+	p.pauseFor(p.refuse)
+	pause, first := p.refuse, !p.warned[job.Run]
+	if p.warned == nil {
+		p.warned = map[string]bool{}
 	}
-	r.warned[job.Run] = true
+	p.warned[job.Run] = true
 	w.health.Refused++
 	w.health.Refusing, w.health.RefusedAt = "run "+job.Run+": "+strings.Join(diffs, "; "), time.Now().UTC()
 	w.mu.Unlock()
@@ -65,24 +57,4 @@ func (w *Worker) refuse(ctx context.Context, msg jetstream.Msg, job Job, dl Deli
 	} else {
 		log.Info("refused a job; pausing", zap.Duration("pause", pause))
 	}
-}
-
-// drove ends a run of refusals: the next one pauses the worker for the
-// shortest time again.
-func (w *Worker) drove() {
-	w.mu.Lock()
-	w.refusal.pause = 0
-	w.mu.Unlock()
-}
-
-// waitPause waits until the worker may pull again after refusing a job;
-// false when ctx ended.
-func (w *Worker) waitPause(ctx context.Context) bool {
-	w.mu.Lock()
-	until := w.refusal.until
-	w.mu.Unlock()
-	if d := time.Until(until); d > 0 {
-		return sleepCtx(ctx, d)
-	}
-	return ctx.Err() == nil
 }

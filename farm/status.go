@@ -39,16 +39,27 @@ type Health struct {
 	// worker with no editor to report on.
 	EditorCores float64 `json:"editor_cores,omitempty"`
 	EditorRSS   int64   `json:"editor_rss_bytes,omitempty"`
+	// Draining says the worker pulls no more jobs and stops once its
+	// dialogues in progress are done.
+	Draining bool `json:"draining,omitempty"`
 	// Refused counts the jobs the worker refused, its recipe differing
 	// from their run's; Refusing says the last run it refused and why,
 	// at RefusedAt.
-	// Draining says the worker pulls no more jobs and stops once its
-	// dialogues in progress are done.
-	Draining  bool      `json:"draining,omitempty"`
 	Refused   int       `json:"refused,omitempty"`
 	Refusing  string    `json:"refusing,omitempty"`
 	RefusedAt time.Time `json:"refused_at,omitzero"`
+	// FailedInARow counts the configs whose dialogues failed on this
+	// worker since one last passed; Failing is the last failure's step
+	// and error. PausedUntil, while ahead, says the worker pulls no job
+	// until then, as too many failed in a row.
+	FailedInARow int       `json:"failed_in_a_row,omitempty"`
+	Failing      string    `json:"failing,omitempty"`
+	PausedUntil  time.Time `json:"paused_until,omitzero"`
 }
+
+// Paused says whether the worker's last report had it paused at now for
+// its failures.
+func (h Health) Paused(now time.Time) bool { return h.PausedUntil.After(now) }
 
 // healthEvery is how often a worker refreshes its health entry.
 const healthEvery = 5 * time.Second
@@ -259,6 +270,9 @@ func (st Status) Text(now time.Time) string {
 	}
 	for _, h := range st.Workers {
 		state := "healthy"
+		if h.Paused(now) {
+			state = fmt.Sprintf("paused for %s more after %d configs failed in a row", h.PausedUntil.Sub(now).Round(time.Second), h.FailedInARow)
+		}
 		if h.Draining {
 			state = "draining"
 		}
@@ -269,6 +283,9 @@ func (st Status) Text(now time.Time) string {
 			h.Worker, h.Host, state, h.Busy, h.Slots, h.Done, h.Failed, h.Retried, now.Sub(h.Started).Round(time.Second))
 		if h.EditorRSS > 0 {
 			fmt.Fprintf(&b, "; editor %.2f cores, %d MiB", h.EditorCores, h.EditorRSS>>20)
+		}
+		if h.FailedInARow > 0 {
+			fmt.Fprintf(&b, "; %d failed in a row, the last at %s", h.FailedInARow, h.Failing)
 		}
 		if h.Refused > 0 {
 			fmt.Fprintf(&b, "; refused %d jobs, the last %s ago, of %s", h.Refused, now.Sub(h.RefusedAt).Round(time.Second), h.Refusing)

@@ -73,9 +73,14 @@ type WorkerConfig struct {
 	// follow-up model): it refuses a job whose run's recipe differs. Nil
 	// drives every job.
 	Recipe *Recipe
-	// RefusePause is how long the worker pulls no job after refusing
-	// one; each further refusal in a row doubles it, up to 10 times.
-	RefusePause time.Duration
+	// Pause is how long the worker pulls no job after refusing one, or
+	// after PauseAfterFailures failures in a row; each further refusal,
+	// or failure once a pause is over, doubles it, up to 10 times.
+	Pause time.Duration
+	// PauseAfterFailures, when positive, pauses the worker's pulling once
+	// that many of its dialogues, each of another config, failed in a row
+	// (see pause.go); 0 never pauses for failures.
+	PauseAfterFailures int
 	// Drain, when closed, stops the worker pulling jobs: it hands back
 	// the jobs it pulled ahead, finishes the dialogues in progress and
 	// returns from Run (a worker stopped for an upgrade loses no work).
@@ -92,7 +97,7 @@ func DefaultWorkerConfig() WorkerConfig {
 		FetchWait: 2 * time.Second,
 		// Long enough that a worker refusing a whole run uses few of its
 		// jobs' deliveries while the workers that match are busy.
-		RefusePause: 30 * time.Second,
+		Pause: 30 * time.Second,
 	}
 }
 
@@ -105,9 +110,9 @@ type Worker struct {
 	log     *zap.Logger
 	ahead   *lookahead
 
-	mu      sync.Mutex
-	health  Health
-	refusal refusal
+	mu     sync.Mutex
+	health Health
+	pauses pauses
 }
 
 // NewWorker returns a worker on q; metrics may be nil.
@@ -124,8 +129,8 @@ func NewWorker(cfg WorkerConfig, q *Queue, drv Driver, metrics *Metrics, log *za
 	if len(cfg.Backoff) == 0 {
 		cfg.Backoff = DefaultWorkerConfig().Backoff
 	}
-	if cfg.RefusePause <= 0 {
-		cfg.RefusePause = DefaultWorkerConfig().RefusePause
+	if cfg.Pause <= 0 {
+		cfg.Pause = DefaultWorkerConfig().Pause
 	}
 	host, _ := os.Hostname()
 	return &Worker{cfg: cfg, q: q, drv: drv, metrics: metrics, log: log.With(zap.String("worker", cfg.ID)),
@@ -292,9 +297,9 @@ func (w *Worker) handle(ctx context.Context, slot int, msg jetstream.Msg) error 
 		log.Info("job not finished; handed back", zap.Error(err))
 		return nil
 	}
-	w.drove()
 	d := out.Dialogue
 	d.Worker = w.cfg.ID
+	w.settled(job, d, log)
 	var files []FileRef
 	if w.cfg.SendFiles && d.Artifacts != "" {
 		if files, err = w.q.sendFiles(ctx, job.Run, job.Config.ID, attempt, d.Artifacts); err != nil {

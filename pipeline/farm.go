@@ -64,6 +64,12 @@ type FarmConfig struct {
 	// Drain, when closed, stops a worker (Work) pulling jobs: it finishes
 	// the dialogues in progress and returns.
 	Drain <-chan struct{}
+	// PauseAfterFailures pauses a worker (Work) that many dialogues, each
+	// of another config, failed on in a row, so that the other workers
+	// drive the jobs (see farm.WorkerConfig): 0 is 5 or its simulators,
+	// whichever is more; negative, never. A run's own simulators never
+	// pause.
+	PauseAfterFailures int
 }
 
 // DefaultFarmConfig embeds the farm and drives locally, 3 attempts; a
@@ -367,6 +373,10 @@ func newWorker(ctx context.Context, cfg DriveConfig, q *farm.Queue, r *driver.Ru
 	wc.Slots, wc.Editors, wc.Recipe, wc.Drain = slots, r.PIDs, cfg.Farm.Recipe, cfg.Farm.Drain
 	if remote {
 		wc.Repos, wc.SendFiles = farm.NewRepoCache(filepath.Join(cfg.Run.Out, RepoCacheDir), cfg.Farm.RepoCacheMiB<<20, q, log), true
+		wc.PauseAfterFailures = cfg.Farm.PauseAfterFailures
+		if wc.PauseAfterFailures == 0 {
+			wc.PauseAfterFailures = max(5, slots)
+		}
 	}
 	if cfg.Farm.Auto {
 		wc.Budget = farm.NewBudget(slots)

@@ -339,7 +339,9 @@ least recently used first) and sends failure artifacts back the same way.
 by --exchanges-mib) and the failure artifacts it could not send back. It
 refuses the jobs of a run whose recipe (adapters and plugin versions,
 editor settings, responder and pool models, judge, query model) is not
-its own, so start it with the run's --config. The first SIGINT or SIGTERM
+its own, so start it with the run's --config. When the dialogues of
+--pause-after-failures configs failed on it in a row, it pulls no job for
+a while, leaving them to the other workers. The first SIGINT or SIGTERM
 drains it: no more jobs; the dialogues in progress finish (for up to
 --drain-timeout, or until a second signal) before it stops.`,
 		Args: cobra.NoArgs,
@@ -350,6 +352,8 @@ drains it: no more jobs; the dialogues in progress finish (for up to
 		"MiB of repositories kept in OUT/repos; beyond it, those no window shows are removed, least recently used first (0: keep every one)")
 	cmd.Flags().Duration("drain-timeout", 5*time.Minute,
 		"on SIGINT or SIGTERM, pull no more jobs and finish the dialogues in progress for up to this long before handing them back (a second signal hands them back at once)")
+	cmd.Flags().Int("pause-after-failures", 0,
+		"when this many dialogues, each of another config, failed in a row, pull no job for 30 s (doubling while they go on failing, up to 5 min) so that other workers drive them; 0: 5 or --sessions, whichever is more; -1: never")
 	cmd.Flags().Int("exchanges-mib", 1024,
 		"MiB of OUT/exchanges.jsonl; beyond it, the file is moved aside and one older file kept (the records carry the exchanges to the run folder; 0: keep every one)")
 	addDriveFlags(cmd)
@@ -374,6 +378,7 @@ func (a *app) worker(ctx context.Context) error {
 	}
 	dc.Farm.RepoCacheMiB = a.v.GetInt64("repo-cache-mib")
 	dc.Farm.ExchangesMiB = a.v.GetInt("exchanges-mib")
+	dc.Farm.PauseAfterFailures = a.v.GetInt("pause-after-failures")
 	if err := a.startMetrics(ctx, &dc); err != nil {
 		return err
 	}
