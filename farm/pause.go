@@ -37,12 +37,14 @@ func (p *pauses) pauseFor(d time.Duration) {
 }
 
 // settled counts a dialogue the worker drove to an outcome: one that
-// passed ends the run of failures (and of refusals); a failure of a
-// config not yet in the run counts, and from cfg.PauseAfterFailures on,
+// passed ends the run of failures (and of refusals); a failure that
+// another attempt may pass (retry), of a config not yet in the run,
+// counts (one that cannot pass anywhere, a config that does not fit its
+// repository, says nothing of the worker), and from cfg.PauseAfterFailures on,
 // a failure that comes when no pause is on pauses the pulling (the
 // dialogues its other slots were driving when it paused count without
 // doubling it).
-func (w *Worker) settled(job Job, d dialog.Dialogue, log *zap.Logger) {
+func (w *Worker) settled(job Job, d dialog.Dialogue, retry bool, log *zap.Logger) {
 	w.mu.Lock()
 	p := &w.pauses
 	p.refuse = 0
@@ -54,6 +56,10 @@ func (w *Worker) settled(job Job, d dialog.Dialogue, log *zap.Logger) {
 		if wasPaused {
 			log.Info("a dialogue passed after the failures that paused this worker: pulling as before")
 		}
+		return
+	}
+	if !retry {
+		w.mu.Unlock()
 		return
 	}
 	if p.failed == nil {

@@ -105,14 +105,14 @@ func TestASickWorkerPauses(t *testing.T) {
 }
 
 // What counts as failures in a row: each config once, none after a
-// dialogue that passed; a failure while paused does not make the pause
+// dialogue that passed, none that no attempt can pass; a failure while paused does not make the pause
 // longer, one after it does.
 func TestFailuresInARow(t *testing.T) {
 	r := startRig(t, t.TempDir(), DefaultQueueConfig())
 	w := NewWorker(WorkerConfig{ID: "w", PauseAfterFailures: 3, Pause: time.Minute}, r.q, nil, nil, zaptest.NewLogger(t))
 	log := zaptest.NewLogger(t)
 	cs := configs(6)
-	fail := func(c dialog.ChatConfig) { w.settled(Job{Config: c}, failedDialogue(c), log) }
+	fail := func(c dialog.ChatConfig) { w.settled(Job{Config: c}, failedDialogue(c), true, log) }
 	state := func() (int, time.Duration, bool) {
 		w.mu.Lock()
 		defer w.mu.Unlock()
@@ -128,10 +128,12 @@ func TestFailuresInARow(t *testing.T) {
 	fail(cs[0])
 	fail(cs[1])
 	check("the same config twice and another", 2, 0, false)
-	w.settled(Job{Config: cs[2]}, okDialogue(cs[2]), log)
+	w.settled(Job{Config: cs[2]}, okDialogue(cs[2]), false, log)
 	check("after a dialogue that passed", 0, 0, false)
 	fail(cs[0])
 	fail(cs[1])
+	w.settled(Job{Config: cs[2]}, failedDialogue(cs[2]), false, log)
+	check("a failure no attempt can pass", 2, 0, false)
 	fail(cs[2])
 	check("three configs", 3, time.Minute, true)
 	if w.health.Failing != "ask: model endpoint: dial tcp 10.0.0.9:443: connect: connection refused" {
@@ -144,7 +146,7 @@ func TestFailuresInARow(t *testing.T) {
 	w.mu.Unlock()
 	fail(cs[4])
 	check("one more after the pause", 5, 2*time.Minute, true)
-	w.settled(Job{Config: cs[5]}, okDialogue(cs[5]), log)
+	w.settled(Job{Config: cs[5]}, okDialogue(cs[5]), false, log)
 	check("a dialogue that passed", 0, 0, false)
 	if w.health.Failing != "" || !w.health.PausedUntil.IsZero() {
 		t.Errorf("the health still says %q, paused until %s", w.health.Failing, w.health.PausedUntil)
@@ -152,7 +154,7 @@ func TestFailuresInARow(t *testing.T) {
 
 	never := NewWorker(WorkerConfig{ID: "never"}, r.q, nil, nil, zaptest.NewLogger(t))
 	for _, c := range cs {
-		never.settled(Job{Config: c}, failedDialogue(c), log)
+		never.settled(Job{Config: c}, failedDialogue(c), true, log)
 	}
 	if never.health.FailedInARow != len(cs) || never.health.Paused(time.Now()) {
 		t.Errorf("a worker without PauseAfterFailures: %+v", never.health)

@@ -299,7 +299,7 @@ func (w *Worker) handle(ctx context.Context, slot int, msg jetstream.Msg) error 
 	}
 	d := out.Dialogue
 	d.Worker = w.cfg.ID
-	w.settled(job, d, log)
+	w.settled(job, d, out.Retry, log)
 	var files []FileRef
 	if w.cfg.SendFiles && d.Artifacts != "" {
 		if files, err = w.q.sendFiles(ctx, job.Run, job.Config.ID, attempt, d.Artifacts); err != nil {
