@@ -201,11 +201,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 		return err
 	}
 	if len(opts.Summary) > 0 {
-		reps, err := readReports(opts.Summary)
+		reps, starts, err := readReports(opts.Summary)
 		if err != nil {
 			return err
 		}
-		return printSummary(stdout, reps)
+		return printSummary(stdout, reps, starts)
 	}
 	enc := zap.NewDevelopmentEncoderConfig()
 	enc.TimeKey = ""
@@ -430,6 +430,7 @@ func targets(rep *report, delay time.Duration) []target {
 		newTarget(what, extraRSS(rep), two, "<=", limit, " MiB"),
 		newTarget("  diagnostic: the same as PSS (shared pages counted once)", extraPSS(rep), two, "<=", limit, " MiB"))
 	ts = append(ts, scaleTargets(rep)...)
+	ts = append(ts, windowTargets(rep)...)
 	if q := rep.Queue; q != nil {
 		ts = append(ts, newTarget("queue CPU per job (BenchmarkJobOverhead; bar: 1% of the 1.5 s per dialogue)", q.CPUMicros.Median/1e3, q.CPUMicros.N > 0, "<=", queueCPUBudget*1e3, " ms"))
 	}

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+	"text/tabwriter"
 	"time"
 
 	"dialogfarm/adapter"
@@ -299,56 +300,34 @@ func (f *startupFigures) print(w *strings.Builder) {
 			}
 			return summarize(xs).Median
 		}
-		ph := func(r startupRun, name string) (startupPhase, bool) {
-			for _, p := range r.Phases {
-				if p.Name == name {
-					return p, true
-				}
-			}
-			return startupPhase{}, false
-		}
+
 		fmt.Fprintf(w, "%-40s", "process")
 		for _, p := range phases {
 			fmt.Fprintf(w, " %17s", p)
 		}
 		fmt.Fprintf(w, "\n%-40s", "  (wall s)")
 		for _, p := range phases {
-			fmt.Fprintf(w, " %17.2f", med(func(r startupRun) (float64, bool) { x, ok := ph(r, p); return x.Wall, ok }))
+			fmt.Fprintf(w, " %17.2f", med(func(r startupRun) (float64, bool) { x, ok := r.phase(p); return x.Wall, ok }))
 		}
 		fmt.Fprintln(w)
 		names := slices.Sorted(maps.Keys(classes))
 		for _, c := range names {
 			fmt.Fprintf(w, "%-40s", c)
 			for _, p := range phases {
-				fmt.Fprintf(w, " %17.2f", med(func(r startupRun) (float64, bool) { x, ok := ph(r, p); return x.ByClass[c], ok }))
+				fmt.Fprintf(w, " %17.2f", med(func(r startupRun) (float64, bool) { x, ok := r.phase(p); return x.ByClass[c], ok }))
 			}
 			fmt.Fprintln(w)
 		}
 		fmt.Fprintf(w, "%-40s", "TOTAL code-server + Chromium")
 		for _, p := range phases {
-			fmt.Fprintf(w, " %17.2f", med(func(r startupRun) (float64, bool) { x, ok := ph(r, p); return x.CPU, ok }))
+			fmt.Fprintf(w, " %17.2f", med(func(r startupRun) (float64, bool) { x, ok := r.phase(p); return x.CPU, ok }))
 		}
 		fmt.Fprintf(w, "\n%-40s", "this process (driver, capture, sampler)")
 		for _, p := range phases {
-			fmt.Fprintf(w, " %17.2f", med(func(r startupRun) (float64, bool) { x, ok := ph(r, p); return x.Self, ok }))
+			fmt.Fprintf(w, " %17.2f", med(func(r startupRun) (float64, bool) { x, ok := r.phase(p); return x.Self, ok }))
 		}
 		fmt.Fprintln(w)
 		for k := 1; k <= f.Windows; k++ {
-			cost := func(r startupRun) (float64, bool) {
-				first, ok1 := ph(r, fmt.Sprintf("window %d first", k))
-				warm, ok2 := ph(r, fmt.Sprintf("window %d warm", k))
-				c := first.CPU - warm.CPU/warmDialogues
-				// With a settle, the k-1 windows opened before idled
-				// through it: their share of the idle span is taken off.
-				if idle, ok := ph(r, idlePhase); ok && f.Windows > 0 {
-					c -= idle.CPU * float64(k-1) / float64(f.Windows)
-				}
-				if k == 1 {
-					st, ok := ph(r, "start")
-					c, ok1 = c+st.CPU, ok1 && ok
-				}
-				return c, ok1 && ok2
-			}
 			counted := "its first dialogue less a warm one"
 			if f.Settle > 0 {
 				counted = fmt.Sprintf("its first dialogue and %v of settling, less a warm one and the other windows' idle cost", f.Settle)
@@ -357,14 +336,83 @@ func (f *startupFigures) print(w *strings.Builder) {
 			if k == 1 {
 				what = "the first window's start (start + " + counted + ")"
 			}
-			s := summarize(collect(runs, cost))
+			s := summarize(f.starts(runs, k))
 			fmt.Fprintf(w, "window %d: %s: median %.2f CPU-s (min %.2f, max %.2f, n %d)\n", k, what, s.Median, s.Min, s.Max, s.N)
 		}
 		fmt.Fprintf(w, "warm dialogue: median %.2f CPU-s; children by rusage over the whole run: median %.2f CPU-s; loads after the runs: %s\n",
-			med(func(r startupRun) (float64, bool) { x, ok := ph(r, "window 1 warm"); return x.CPU / warmDialogues, ok }),
+			med(func(r startupRun) (float64, bool) {
+				x, ok := r.phase("window 1 warm")
+				return x.CPU / warmDialogues, ok
+			}),
 			med(func(r startupRun) (float64, bool) { return r.Children, true }),
 			strings.Join(collectS(runs, func(r startupRun) string { return r.Load }), " | "))
 	}
+	if ts := f.targets(); len(ts) > 0 {
+		w.WriteString("\nTARGETS\n")
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		for _, t := range ts {
+			fmt.Fprintf(tw, "%s\t%s\t\n", t.Name, t.verdict())
+		}
+		_ = tw.Flush()
+	}
+}
+
+// phase is r's phase of that name.
+func (r startupRun) phase(name string) (startupPhase, bool) {
+	for _, p := range r.Phases {
+		if p.Name == name {
+			return p, true
+		}
+	}
+	return startupPhase{}, false
+}
+
+// starts is what window k's start cost in each of runs: its first
+// dialogue less a warm one (and with a settle, less the idle cost of the
+// k-1 windows opened before it over that time), and for the first window
+// the start of code-server and Chromium too.
+func (f *startupFigures) starts(runs []startupRun, k int) []float64 {
+	return collect(runs, func(r startupRun) (float64, bool) {
+		first, ok1 := r.phase(fmt.Sprintf("window %d first", k))
+		warm, ok2 := r.phase(fmt.Sprintf("window %d warm", k))
+		c := first.CPU - warm.CPU/warmDialogues
+		if idle, ok := r.phase(idlePhase); ok && f.Windows > 0 {
+			c -= idle.CPU * float64(k-1) / float64(f.Windows)
+		}
+		if k == 1 {
+			st, ok := r.phase("start")
+			c, ok1 = c+st.CPU, ok1 && ok
+		}
+		return c, ok1 && ok2
+	})
+}
+
+// startBudget is issue 43's bound on a window's start, in CPU seconds.
+const startBudget = 3.0
+
+// targets are issue 43's bounds on each window's start (the first with
+// code-server and Chromium), the medians of the default variant's runs.
+func (f *startupFigures) targets() []target {
+	var runs []startupRun
+	for _, r := range f.Runs {
+		if r.Variant == "default" && r.OK {
+			runs = append(runs, r)
+		}
+	}
+	settle := ""
+	if f.Settle > 0 {
+		settle = fmt.Sprintf(", %v settling counted", f.Settle)
+	}
+	var ts []target
+	for k := 1; k <= f.Windows; k++ {
+		s := summarize(f.starts(runs, k))
+		name := fmt.Sprintf("issue 43: window %d's start, CPU-s (median of %d runs%s)", k, s.N, settle)
+		if k == 1 {
+			name = fmt.Sprintf("issue 43: the first window's start with code-server's and Chromium's, CPU-s (median of %d runs%s)", s.N, settle)
+		}
+		ts = append(ts, newTarget(name, s.Median, s.N > 0, "<=", startBudget, " s"))
+	}
+	return ts
 }
 
 func collect(runs []startupRun, get func(startupRun) (float64, bool)) []float64 {

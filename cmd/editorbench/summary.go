@@ -9,31 +9,44 @@ import (
 	"text/tabwriter"
 )
 
-// readReports reads the -json reports of earlier invocations (one backend
-// each).
-func readReports(paths []string) ([]*report, error) {
+// readReports reads the -json reports of earlier invocations: throughput
+// reports (one backend each) and -startup reports.
+func readReports(paths []string) ([]*report, []*startupFigures, error) {
 	var out []*report
+	var starts []*startupFigures
 	for _, p := range paths {
 		data, err := os.ReadFile(p)
 		if err != nil {
-			return nil, fmt.Errorf("read report: %w", err)
+			return nil, nil, fmt.Errorf("read report: %w", err)
+		}
+		var keys map[string]json.RawMessage
+		if err := json.Unmarshal(data, &keys); err != nil {
+			return nil, nil, fmt.Errorf("read report %s (an earlier -json output): %w", p, err)
+		}
+		if _, ok := keys["throughput"]; !ok && keys["runs"] != nil && keys["windows"] != nil {
+			var f startupFigures
+			if err := json.Unmarshal(data, &f); err != nil {
+				return nil, nil, fmt.Errorf("read report %s (a -startup -json output): %w", p, err)
+			}
+			starts = append(starts, &f)
+			continue
 		}
 		var r report
 		if err := json.Unmarshal(data, &r); err != nil {
-			return nil, fmt.Errorf("read report %s (one backend's -json output): %w", p, err)
+			return nil, nil, fmt.Errorf("read report %s (one backend's -json output): %w", p, err)
 		}
 		if len(r.Throughput) == 0 {
-			return nil, fmt.Errorf("read report %s: no throughput levels", p)
+			return nil, nil, fmt.Errorf("read report %s: no throughput levels", p)
 		}
 		out = append(out, &r)
 	}
-	return out, nil
+	return out, starts, nil
 }
 
 // printSummary prints the throughput levels of several reports (each run
 // with its own model delay) as one table, the issue's, and every report's
 // targets, so that `make bench-farm` ends with the whole farm on one page.
-func printSummary(w io.Writer, reps []*report) error {
+func printSummary(w io.Writer, reps []*report, starts []*startupFigures) error {
 	var b strings.Builder
 	b.WriteString("\nFARM SUMMARY (each level a fresh `dialogfarm drive --sessions n`, or a standing worker's warm windows; load average as printed above:")
 	for _, r := range reps {
@@ -75,6 +88,11 @@ func printSummary(w io.Writer, reps []*report) error {
 	}
 	for _, t := range equalWorkTargets(reps) {
 		fmt.Fprintf(tw, "%s\t%s\t\n", t.Name, t.verdict())
+	}
+	for _, f := range starts {
+		for _, t := range f.targets() {
+			fmt.Fprintf(tw, "start-up runs (%d windows each): %s\t%s\t\n", f.Windows, t.Name, t.verdict())
+		}
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -221,3 +221,19 @@ func scaleTargets(rep *report) []target {
 	}
 	return ts
 }
+
+// windowTargets is issue 43's bound on what one fresh simulator's window
+// costs over 12 dialogues, its start-up (code-server's and Chromium's
+// too) included: at most 1.0 CPU-s per dialogue, for a level of one
+// fresh simulator on 12 configs.
+func windowTargets(rep *report) []target {
+	var ts []target
+	for _, l := range rep.Throughput {
+		if rep.Standing || l.Sessions != 1 || l.Rounds != 1 || l.ConfigsPerRound != 12 {
+			continue
+		}
+		ts = append(ts, newTarget("issue 43: CPU s per dialogue over a whole 12-dialogue window (1 fresh simulator, start-up included)",
+			l.Whole.Total, l.Whole.Total > 0, "<=", 1.0, " s"))
+	}
+	return ts
+}

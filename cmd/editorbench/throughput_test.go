@@ -229,12 +229,26 @@ func TestSummaryOfTwoReports(t *testing.T) {
 		}
 		paths = append(paths, p)
 	}
-	reps, err := readReports(paths)
+	// A -startup report: window 1 12 CPU-s, window 2 2.5.
+	start := &startupFigures{Windows: 2}
+	for range 3 {
+		start.Runs = append(start.Runs, startupRun{Variant: "default", OK: true, Phases: []startupPhase{
+			{Name: "start", CPU: 3}, {Name: "window 1 first", CPU: 10}, {Name: "window 1 warm", CPU: 2},
+			{Name: "window 2 first", CPU: 3.5}, {Name: "window 2 warm", CPU: 2}}})
+	}
+	startPath := filepath.Join(dir, "startup.json")
+	if err := writeStartupJSON(startPath, start); err != nil {
+		t.Fatal(err)
+	}
+	reps, starts, err := readReports(append(paths, startPath))
 	if err != nil {
 		t.Fatal(err)
 	}
+	if len(reps) != len(paths) || len(starts) != 1 {
+		t.Fatalf("read %d throughput and %d start-up reports, want %d and 1", len(reps), len(starts), len(paths))
+	}
 	var b strings.Builder
-	if err := printSummary(&b, reps); err != nil {
+	if err := printSummary(&b, reps, starts); err != nil {
 		t.Fatal(err)
 	}
 	for _, re := range []string{
@@ -251,6 +265,8 @@ func TestSummaryOfTwoReports(t *testing.T) {
 		`(?m)^2 s\s+standing\s+16\s+1 x 48\s+1\s+34\.1\s+11\.76x`,
 		`(?m)^2 s\s+fresh\s+8\s+1 x 48\s+4\s+20\.0`,
 		`2 s model run \(standing worker\): issue 43: 16 simulators vs 1: dialogues/min, standing worker \(windows warm\) \(0\.75x linear\)\s+11\.76x >= 12\.00x\s+NOT MET`,
+		`start-up runs \(2 windows each\): issue 43: the first window's start with code-server's and Chromium's, CPU-s \(median of 3 runs\)\s+12\.00 s <= 3\.00 s\s+NOT MET`,
+		`start-up runs \(2 windows each\): issue 43: window 2's start, CPU-s \(median of 3 runs\)\s+2\.50 s <= 3\.00 s\s+MET`,
 	} {
 		if !regexp.MustCompile(re).MatchString(b.String()) {
 			t.Errorf("summary does not match %q:\n%s", re, b.String())
@@ -265,7 +281,7 @@ func TestSummaryOfTwoReports(t *testing.T) {
 	if strings.Contains(b.String(), "1 simulators vs 1") {
 		t.Errorf("the summary shows the not-measured ratio of a run of 1 simulator alone:\n%s", b.String())
 	}
-	if _, err := readReports([]string{filepath.Join(dir, "missing.json")}); err == nil {
+	if _, _, err := readReports([]string{filepath.Join(dir, "missing.json")}); err == nil {
 		t.Error("a missing report was read")
 	}
 }
@@ -321,6 +337,32 @@ func TestScaleTargets(t *testing.T) {
 	for _, tg := range targets(rep, 10*time.Second) {
 		if strings.HasPrefix(tg.Name, "issue 43") {
 			t.Errorf("target %q with one level", tg.Name)
+		}
+	}
+}
+
+// One fresh simulator over 12 configs is held to 1.0 CPU-s per dialogue
+// over the whole run; other levels, and a standing worker, are not.
+func TestWindowTarget(t *testing.T) {
+	rep := &report{Throughput: []level{{Sessions: 1, Rounds: 1, ConfigsPerRound: 12, PerMinute: stats{N: 1, Median: 9},
+		Whole: cpuPerDialogue{Total: 1.35}}}}
+	var found []target
+	for _, tg := range targets(rep, 2*time.Second) {
+		if strings.Contains(tg.Name, "12-dialogue window") {
+			found = append(found, tg)
+		}
+	}
+	if len(found) != 1 || found[0].Value != 1.35 || found[0].Met || found[0].Limit != 1 {
+		t.Errorf("the 12-dialogue window's targets: %+v", found)
+	}
+	for _, r := range []*report{
+		{Throughput: []level{{Sessions: 1, Rounds: 1, ConfigsPerRound: 48, Whole: cpuPerDialogue{Total: 0.8}}}},
+		{Standing: true, Throughput: []level{{Sessions: 1, Rounds: 1, ConfigsPerRound: 12, Whole: cpuPerDialogue{Total: 0.8}}}},
+	} {
+		for _, tg := range targets(r, 2*time.Second) {
+			if strings.Contains(tg.Name, "12-dialogue window") {
+				t.Errorf("target %q for %+v", tg.Name, r.Throughput[0])
+			}
 		}
 	}
 }
