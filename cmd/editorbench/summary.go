@@ -130,7 +130,8 @@ func equalWorkTargets(reps []*report) []target {
 		}
 		base := one.Throughput[0]
 		for _, r := range reps {
-			if r == one || r.ModelDelay != one.ModelDelay || r.Standing != one.Standing || r.repos() != one.repos() {
+			if r == one || r.ModelDelay != one.ModelDelay || r.Standing != one.Standing || r.repos() != one.repos() ||
+				orWindow(r.Isolation) != orWindow(one.Isolation) {
 				continue
 			}
 			for _, l := range r.Throughput {

@@ -221,8 +221,11 @@ func TestSummaryOfTwoReports(t *testing.T) {
 	// 8 windows on 4 repositories' configs: no equal-work ratio against
 	// the 1 x 48 on one.
 	fourRepos := &report{ModelDelay: 2, Repos: 4, Throughput: []level{{Sessions: 8, Rounds: 1, ConfigsPerRound: 48, PerMinute: stats{N: 1, Median: 20}, OK: 48}}}
+	// 3 simulators each with a code-server of its own on 48 configs: no
+	// equal-work ratio against the window simulator's 1 x 48.
+	isolated := &report{ModelDelay: 2, Isolation: "editor", Throughput: []level{{Sessions: 3, Rounds: 1, ConfigsPerRound: 48, PerMinute: stats{N: 1, Median: 25}, OK: 48}}}
 	var paths []string
-	for i, r := range []*report{two, ten, equal, standing, fourRepos} {
+	for i, r := range []*report{two, ten, equal, standing, fourRepos, isolated} {
 		p := filepath.Join(dir, string(rune('a'+i))+".json")
 		if err := writeJSON(p, []*report{r}); err != nil {
 			t.Fatal(err)
@@ -274,6 +277,9 @@ func TestSummaryOfTwoReports(t *testing.T) {
 	}
 	if strings.Contains(b.String(), "8 simulators vs 1 on the same") {
 		t.Errorf("a level on 4 repositories was compared with a run of 1 simulator on one:\n%s", b.String())
+	}
+	if strings.Contains(b.String(), "3 simulators vs 1 on the same") {
+		t.Errorf("isolated simulators were compared with a run of 1 window simulator:\n%s", b.String())
 	}
 	if strings.Contains(b.String(), "16 simulators vs 1 on the same") {
 		t.Errorf("a standing worker's level was compared with a fresh run of 1 simulator:\n%s", b.String())
