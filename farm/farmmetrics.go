@@ -25,6 +25,7 @@ func StatusHandler(js jetstream.JetStream) http.Handler {
 type statusCollector struct {
 	js                                     jetstream.JetStream
 	jobs, redelivered, outcomes            *prometheus.Desc
+	runJobs, runOutcomes                   *prometheus.Desc
 	workers, sims                          *prometheus.Desc
 	wDialogues, wSims, wBusy, wCores, wRSS *prometheus.Desc
 	wAge                                   *prometheus.Desc
@@ -39,6 +40,8 @@ func newStatusCollector(js jetstream.JetStream) *statusCollector {
 		jobs:        d("dialogfarm_farm_jobs", "Jobs on the farm: waiting (for a worker) or in_flight (delivered to one, not settled).", "state"),
 		redelivered: d("dialogfarm_farm_jobs_redelivered", "Jobs in flight that were delivered before."),
 		outcomes:    d("dialogfarm_farm_outcomes_waiting", "Configs whose outcome (result or dead letter) the farm holds: a run's stay until it has collected them all and forgets them.", "kind"),
+		runJobs:     d("dialogfarm_farm_run_jobs", "A run's jobs on the farm, waiting or in flight.", "run"),
+		runOutcomes: d("dialogfarm_farm_run_outcomes_waiting", "A run's configs whose outcome (result or dead letter) the farm holds.", "run", "kind"),
 		workers:     d("dialogfarm_farm_workers", "Workers by their last health report: healthy (within 15 s), paused (reporting, but pulling no job for a while after too many failures in a row) or silent.", "state"),
 		sims:        d("dialogfarm_farm_simulators", "Simulators of the workers that report: busy, or idle (of the healthy ones).", "state"),
 		wDialogues: d("dialogfarm_farm_worker_dialogues_total", "A worker's dialogues since it started, by outcome: ok, failed, retried, refused (its recipe differs from the run's).",
@@ -52,7 +55,7 @@ func newStatusCollector(js jetstream.JetStream) *statusCollector {
 }
 
 func (c *statusCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.jobs, c.redelivered, c.outcomes, c.workers, c.sims, c.wDialogues, c.wSims, c.wBusy, c.wCores, c.wRSS, c.wAge} {
+	for _, d := range []*prometheus.Desc{c.jobs, c.redelivered, c.outcomes, c.runJobs, c.runOutcomes, c.workers, c.sims, c.wDialogues, c.wSims, c.wBusy, c.wCores, c.wRSS, c.wAge} {
 		ch <- d
 	}
 }
@@ -75,6 +78,11 @@ func (c *statusCollector) Collect(ch chan<- prometheus.Metric) {
 	gauge(c.redelivered, float64(st.Redeliver))
 	gauge(c.outcomes, float64(st.Results), "results")
 	gauge(c.outcomes, float64(st.Dead), "dead")
+	for _, r := range st.Runs {
+		gauge(c.runJobs, float64(r.Jobs), r.Run)
+		gauge(c.runOutcomes, float64(r.Results), r.Run, "results")
+		gauge(c.runOutcomes, float64(r.Dead), r.Run, "dead")
+	}
 	now := time.Now()
 	var healthy, paused, silent, busy, idle int
 	for _, h := range st.Workers {

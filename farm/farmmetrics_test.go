@@ -87,3 +87,50 @@ func TestStatusMetrics(t *testing.T) {
 		t.Errorf("no report age:\n%s", text)
 	}
 }
+
+// The farm's status says what it holds of each run: the operator of a
+// farm several runs share sees whose jobs wait.
+func TestStatusByRun(t *testing.T) {
+	r := startRig(t, t.TempDir(), DefaultQueueConfig())
+	ctx := context.Background()
+	if _, err := r.q.Enqueue(ctx, "run1", configs(4), 3, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.q.Enqueue(ctx, "run2", configs(2), 3, nil); err != nil {
+		t.Fatal(err)
+	}
+	// Two results of one config of run2 (two workers drove it) count once.
+	for _, user := range []string{"UA", "UB"} {
+		if _, err := r.q.js.Publish(ctx, resultSubject("run2", "cfg-001", user), []byte("{}")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st, err := ReadStatus(ctx, r.q.js, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []RunStatus{{Run: "run1", Jobs: 4}, {Run: "run2", Jobs: 2, Results: 1}}
+	if len(st.Runs) != len(want) || st.Runs[0] != want[0] || st.Runs[1] != want[1] {
+		t.Errorf("runs %+v, want %+v", st.Runs, want)
+	}
+	if text := st.Text(time.Now()); !strings.Contains(text, "run run2: 2 jobs waiting or in flight; 1 results and 0 dead letters not collected yet\n") {
+		t.Errorf("status says\n%s", text)
+	}
+	if one, err := ReadStatus(ctx, r.q.js, "run1"); err != nil || len(one.Runs) != 0 || one.Queued != 4 {
+		t.Errorf("run1's status: %+v %v", one, err)
+	}
+	srv := httptest.NewServer(StatusHandler(r.q.js))
+	defer srv.Close()
+	res, err := srv.Client().Get(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	for _, series := range []string{`dialogfarm_farm_run_jobs{run="run1"} 4`, `dialogfarm_farm_run_jobs{run="run2"} 2`,
+		`dialogfarm_farm_run_outcomes_waiting{kind="results",run="run2"} 1`, `dialogfarm_farm_run_outcomes_waiting{kind="dead",run="run1"} 0`} {
+		if !strings.Contains(string(body), "\n"+series+"\n") {
+			t.Errorf("the metrics lack %s:\n%s", series, body)
+		}
+	}
+}

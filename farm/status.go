@@ -142,6 +142,20 @@ type Status struct {
 	Dead      uint64   `json:"dead"`
 	Redeliver int      `json:"redelivered"`
 	Workers   []Health `json:"workers"`
+	// Runs are the runs the farm holds jobs or outcomes of, most jobs
+	// first (the whole farm's status only).
+	Runs []RunStatus `json:"runs,omitempty"`
+}
+
+// RunStatus is what the farm holds of one run: its configs whose jobs
+// wait or are in flight, and those whose result or dead letter it has
+// not collected yet (a run collects its outcomes as they come and takes
+// them off the farm when it has them all).
+type RunStatus struct {
+	Run     string `json:"run"`
+	Jobs    uint64 `json:"jobs"`
+	Results uint64 `json:"results"`
+	Dead    uint64 `json:"dead"`
 }
 
 // ReadStatus reads the queue's counters and the workers' health; with run
@@ -158,7 +172,14 @@ func ReadStatus(ctx context.Context, js jetstream.JetStream, run string) (Status
 
 func readStatus(ctx context.Context, js jetstream.JetStream, run string) (Status, error) {
 	var st Status
-	count := func(stream, prefix string) (uint64, error) {
+	runs := map[string]*RunStatus{}
+	perRun := func(name string) *RunStatus {
+		if runs[name] == nil {
+			runs[name] = &RunStatus{Run: name}
+		}
+		return runs[name]
+	}
+	count := func(stream, prefix string, tally func(*RunStatus) *uint64) (uint64, error) {
 		s, err := js.Stream(ctx, stream)
 		if err != nil {
 			return 0, fmt.Errorf("stream %s: %w", stream, err)
@@ -173,24 +194,39 @@ func readStatus(ctx context.Context, js jetstream.JetStream, run string) (Status
 		}
 		// Configs, not messages: a config's results (one per worker it
 		// was delivered to) count once.
+		// Subjects are dfarm.<kind>.<run>.<config>[.<user>].
 		configs := map[string]bool{}
 		for subj := range info.State.Subjects {
 			if t := strings.SplitN(subj, ".", 5); len(t) >= 4 {
-				configs[strings.Join(t[:4], ".")] = true
+				key := strings.Join(t[:4], ".")
+				if !configs[key] && run == "" {
+					(*tally(perRun(t[2])))++
+				}
+				configs[key] = true
 			}
 		}
 		return uint64(len(configs)), nil
 	}
 	var err error
-	if st.Queued, err = count(JobsStream, "dfarm.jobs."); err != nil {
+	if st.Queued, err = count(JobsStream, "dfarm.jobs.", func(r *RunStatus) *uint64 { return &r.Jobs }); err != nil {
 		return st, err
 	}
-	if st.Results, err = count(ResultsStream, "dfarm.results."); err != nil {
+	if st.Results, err = count(ResultsStream, "dfarm.results.", func(r *RunStatus) *uint64 { return &r.Results }); err != nil {
 		return st, err
 	}
-	if st.Dead, err = count(DeadStream, "dfarm.dead."); err != nil {
+	if st.Dead, err = count(DeadStream, "dfarm.dead.", func(r *RunStatus) *uint64 { return &r.Dead }); err != nil {
 		return st, err
 	}
+	for _, r := range runs {
+		st.Runs = append(st.Runs, *r)
+	}
+	sort.Slice(st.Runs, func(i, j int) bool {
+		a, b := st.Runs[i], st.Runs[j]
+		if a.Jobs != b.Jobs {
+			return a.Jobs > b.Jobs
+		}
+		return a.Run < b.Run
+	})
 	if c, err := js.Consumer(ctx, JobsStream, WorkersConsumer); err == nil {
 		if info, err := c.Info(ctx); err == nil {
 			st.InFlight, st.Redeliver = info.NumAckPending, info.NumRedelivered
@@ -265,6 +301,9 @@ func (st Status) Text(now time.Time) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "queue: %d queued, %d in flight, %d redelivered; %d results, %d dead letters\n",
 		st.Queued, st.InFlight, st.Redeliver, st.Results, st.Dead)
+	for _, r := range st.Runs {
+		fmt.Fprintf(&b, "run %s: %d jobs waiting or in flight; %d results and %d dead letters not collected yet\n", r.Run, r.Jobs, r.Results, r.Dead)
+	}
 	if len(st.Workers) == 0 {
 		b.WriteString("workers: none reporting\n")
 	}
