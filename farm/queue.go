@@ -311,12 +311,19 @@ func (q *Queue) Enqueue(ctx context.Context, run string, configs []dialog.ChatCo
 	if err != nil {
 		return 0, err
 	}
+	waiting, err := q.okWaiting(ctx, run, key)
+	if err != nil {
+		return 0, err
+	}
 	queued := 0
 	for _, c := range configs {
 		if skip != nil && skip(c.ID) {
 			continue
 		}
 		queued++
+		if waiting[c.ID] {
+			continue // driven while the run was away: its collector takes it
+		}
 		if m, err := q.jobs.GetLastMsgForSubject(ctx, jobSubject(run, c.ID)); err == nil {
 			if ownJob(m.Data, key, run, c.ID) {
 				continue // still queued or in flight from an earlier start
@@ -357,6 +364,44 @@ func (q *Queue) Enqueue(ctx context.Context, run string, configs []dialog.ChatCo
 		}
 	}
 	return queued, nil
+}
+
+// okWaiting are the configs of run that have an ok result on the farm its
+// collector would take (sealed for the run, on the subject of the config
+// and of the worker that published it): a run resumed after it was
+// stopped, while the workers drove its jobs on, keeps these rather than
+// driving the configs again. A failed result is not kept: a resumed run
+// drives its failed configs again.
+func (q *Queue) okWaiting(ctx context.Context, run string, key []byte) (map[string]bool, error) {
+	prefix := resultPrefix(run)
+	info, err := q.results.Info(ctx, jetstream.WithSubjectFilter(prefix+">"))
+	if err != nil {
+		return nil, fmt.Errorf("look up the results of run %s: %w", run, err)
+	}
+	ok := map[string]bool{}
+	for subj := range info.State.Subjects {
+		config, _, bound := subjectUser(subj, prefix)
+		if !bound {
+			continue
+		}
+		m, err := q.results.GetLastMsgForSubject(ctx, subj)
+		if errors.Is(err, jetstream.ErrMsgNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("look up the results of run %s: %w", run, err)
+		}
+		var r Result
+		if json.Unmarshal(m.Data, &r) != nil {
+			continue
+		}
+		id := r.Dialogue.ConfigID
+		if r.Run == run && config == token(id) && r.Dialogue.Status == dialog.StatusOK &&
+			sealed(key, run, id, r.Delivery.Nonce, r.Delivery.Token) {
+			ok[id] = true
+		}
+	}
+	return ok, nil
 }
 
 // ownJob says whether data is a job of run for config id sealed with key.
