@@ -119,6 +119,14 @@ func TestStatusByRun(t *testing.T) {
 	if one, err := ReadStatus(ctx, r.q.js, "run1"); err != nil || len(one.Runs) != 0 || one.Queued != 4 {
 		t.Errorf("run1's status: %+v %v", one, err)
 	}
+	checkFarmMetrics(t, r, `dialogfarm_farm_run_jobs{run="run1"} 4`, `dialogfarm_farm_run_jobs{run="run2"} 2`,
+		`dialogfarm_farm_run_outcomes_waiting{kind="results",run="run2"} 1`, `dialogfarm_farm_run_outcomes_waiting{kind="dead",run="run1"} 0`)
+}
+
+// checkFarmMetrics scrapes the farm's metrics once and checks that each
+// of series ("name{labels} value") is among them.
+func checkFarmMetrics(t *testing.T, r *rig, series ...string) {
+	t.Helper()
 	srv := httptest.NewServer(StatusHandler(r.q.js))
 	defer srv.Close()
 	res, err := srv.Client().Get(srv.URL)
@@ -127,10 +135,9 @@ func TestStatusByRun(t *testing.T) {
 	}
 	body, _ := io.ReadAll(res.Body)
 	res.Body.Close()
-	for _, series := range []string{`dialogfarm_farm_run_jobs{run="run1"} 4`, `dialogfarm_farm_run_jobs{run="run2"} 2`,
-		`dialogfarm_farm_run_outcomes_waiting{kind="results",run="run2"} 1`, `dialogfarm_farm_run_outcomes_waiting{kind="dead",run="run1"} 0`} {
-		if !strings.Contains(string(body), "\n"+series+"\n") {
-			t.Errorf("the metrics lack %s:\n%s", series, body)
+	for _, s := range series {
+		if !strings.Contains(string(body), "\n"+s+"\n") {
+			t.Errorf("the metrics lack %s:\n%s", s, body)
 		}
 	}
 }

@@ -2,8 +2,6 @@ package farm
 
 import (
 	"context"
-	"io"
-	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -84,19 +82,7 @@ func TestASickWorkerPauses(t *testing.T) {
 		}
 	}
 	// The farm's metrics count it apart from the healthy one.
-	srv := httptest.NewServer(StatusHandler(r.q.js))
-	defer srv.Close()
-	res, err := srv.Client().Get(srv.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(res.Body)
-	res.Body.Close()
-	for _, series := range []string{`dialogfarm_farm_workers{state="paused"} 1`, `dialogfarm_farm_workers{state="healthy"} 1`} {
-		if !strings.Contains(string(body), "\n"+series+"\n") {
-			t.Errorf("the metrics lack %s:\n%s", series, body)
-		}
-	}
+	checkFarmMetrics(t, r, `dialogfarm_farm_workers{state="paused"} 1`, `dialogfarm_farm_workers{state="healthy"} 1`)
 	text := Status{Workers: []Health{h}}.Text(time.Now())
 	if h.FailedInARow < limit || !strings.Contains(text, "sick on") || !strings.Contains(text, "paused for") ||
 		!strings.Contains(text, "failed in a row, the last at ask: model endpoint: dial tcp") {
