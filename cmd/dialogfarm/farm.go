@@ -152,7 +152,7 @@ metrics.`,
 		},
 	}
 	nkey.Flags().String("seed-file", "", "file to write the seed to (required)")
-	cmd.AddCommand(serve, nkey)
+	cmd.AddCommand(serve, nkey, farmForgetCmd(a))
 	return cmd
 }
 
