@@ -45,48 +45,53 @@ func (p *pauses) pauseFor(d time.Duration) {
 // dialogues its other slots were driving when it paused count without
 // doubling it).
 func (w *Worker) settled(job Job, d dialog.Dialogue, retry bool, log *zap.Logger) {
+	last := failure(d)
+	resumed, n, pause, first := w.countOutcome(job.Config.ID, d.Status == dialog.StatusOK, retry, last)
+	switch {
+	case resumed:
+		log.Info("a dialogue passed after the failures that paused this worker: pulling as before")
+	case pause > 0:
+		w.ahead.release()
+		msg := fmt.Sprintf("%d dialogues of as many configs failed in a row on this worker: it pulls no job for %s, so that other workers drive them", n, pause)
+		if first {
+			log.Error(msg+"; see the failures' steps and errors in this log and the run's attempts.jsonl",
+				zap.String("last", last), zap.Duration("pause", pause))
+		} else {
+			log.Warn(msg, zap.String("last", last), zap.Duration("pause", pause))
+		}
+	}
+}
+
+// countOutcome does settled's counting under the worker's lock: resumed
+// says a dialogue passed after a pause; n failures in a row began a pause
+// above 0, first when it is the shortest.
+func (w *Worker) countOutcome(id string, ok, retry bool, last string) (resumed bool, n int, pause time.Duration, first bool) {
 	w.mu.Lock()
+	defer w.mu.Unlock()
 	p := &w.pauses
 	p.refuse = 0
-	if d.Status == dialog.StatusOK {
-		wasPaused := p.fail > 0
+	if ok {
+		resumed = p.fail > 0
 		p.failed, p.fail = nil, 0
 		w.health.FailedInARow, w.health.Failing, w.health.PausedUntil = 0, "", time.Time{}
-		w.mu.Unlock()
-		if wasPaused {
-			log.Info("a dialogue passed after the failures that paused this worker: pulling as before")
-		}
-		return
+		return resumed, 0, 0, false
 	}
 	if !retry {
-		w.mu.Unlock()
-		return
+		return false, 0, 0, false
 	}
 	if p.failed == nil {
 		p.failed = map[string]bool{}
 	}
-	p.failed[job.Config.ID] = true
-	n := len(p.failed)
-	w.health.FailedInARow = n
-	w.health.Failing = failure(d)
-	limit := w.cfg.PauseAfterFailures
-	if limit <= 0 || n < limit || time.Now().Before(p.until) {
-		w.mu.Unlock()
-		return
+	p.failed[id] = true
+	n = len(p.failed)
+	w.health.FailedInARow, w.health.Failing = n, last
+	if limit := w.cfg.PauseAfterFailures; limit <= 0 || n < limit || time.Now().Before(p.until) {
+		return false, n, 0, false
 	}
 	p.fail = min(max(2*p.fail, w.cfg.Pause), 10*w.cfg.Pause)
 	p.pauseFor(p.fail)
 	w.health.PausedUntil = p.until
-	pause, first := p.fail, p.fail == w.cfg.Pause
-	w.mu.Unlock()
-	w.ahead.release()
-	msg := fmt.Sprintf("%d dialogues of as many configs failed in a row on this worker: it pulls no job for %s, so that other workers drive them", n, pause)
-	if first {
-		log.Error(msg+"; see the failures' steps and errors in this log and the run's attempts.jsonl",
-			zap.String("last", w.health.Failing), zap.Duration("pause", pause))
-	} else {
-		log.Warn(msg, zap.String("last", failure(d)), zap.Duration("pause", pause))
-	}
+	return false, n, p.fail, p.fail == w.cfg.Pause
 }
 
 // failure says in a line where and why d failed.
