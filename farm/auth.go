@@ -58,8 +58,9 @@ func connUser(nc *nats.Conn) string {
 // A worker may pull jobs and settle (ack, nak, heartbeat) the deliveries
 // of the workers' consumer, publish results and retried attempts under its
 // own name only (dfarm.results.<run>.<config>.<user>), write its own health
-// entries ($KV.dfarm_workers.<user>.>), read repositories, write files
-// back (read none), and receive replies on its own inbox prefix only. It
+// entries ($KV.dfarm_workers.<user>.>), book model calls under the shared
+// rate limits (Limits), read repositories, write files back (read none),
+// and receive replies on its own inbox prefix only. It
 // cannot enqueue, read results, files or other workers' replies,
 // dead-letter, read the runs' keys or delete anything.
 //
@@ -77,6 +78,11 @@ func permissions(role, user string) (*server.Permissions, error) {
 				// Its health entries, written by publishing: no reading of
 				// the bucket, where it would learn others' keys.
 				"$KV." + WorkersBucket + "." + user + ".>",
+				// Book model calls under the shared rate limits (Limits):
+				// read and compare-and-set any limit of the bucket.
+				"$JS.API.STREAM.INFO.KV_" + LimitsBucket,
+				"$JS.API.DIRECT.GET.KV_" + LimitsBucket + ".>",
+				"$KV." + LimitsBucket + ".>",
 				// Read repositories: the bucket's info, an object's meta,
 				// an ordered consumer on its chunks.
 				"$JS.API.STREAM.INFO.OBJ_" + ReposBucket,

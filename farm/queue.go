@@ -163,8 +163,8 @@ type Queue struct {
 // no collector took off.
 const outcomesMaxAge = 30 * 24 * time.Hour
 
-// Setup creates or updates the streams, the workers' consumer and the
-// workers' health bucket. It retries while JetStream has no meta leader yet
+// Setup creates or updates the streams, the workers' consumer, the
+// workers' health bucket and the shared rate limits' bucket. It retries while JetStream has no meta leader yet
 // (API calls are dropped silently until then, e.g. on a cluster starting).
 func Setup(ctx context.Context, js jetstream.JetStream, cfg QueueConfig) (*Queue, error) {
 	var q *Queue
@@ -233,6 +233,13 @@ func setup(ctx context.Context, js jetstream.JetStream, cfg QueueConfig) (*Queue
 		Bucket: WorkersBucket, TTL: time.Hour, Storage: jetstream.FileStorage, Replicas: r,
 	}); err != nil {
 		return nil, fmt.Errorf("bucket %s: %w", WorkersBucket, err)
+	}
+	// The shared rate limits are booked far more often than they are
+	// worth keeping: in memory, a farm server's restart frees them.
+	if _, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+		Bucket: LimitsBucket, TTL: limitsTTL, Storage: jetstream.MemoryStorage, Replicas: r,
+	}); err != nil {
+		return nil, fmt.Errorf("bucket %s: %w", LimitsBucket, err)
 	}
 	// Repositories are named by their content and kept RepoMaxAge after
 	// they were last sent; files sent back are deleted once collected,

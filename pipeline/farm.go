@@ -64,6 +64,11 @@ type FarmConfig struct {
 	// Drain, when closed, stops a worker (Work) pulling jobs: it finishes
 	// the dialogues in progress and returns.
 	Drain <-chan struct{}
+	// Limits, when set, are the rpm limits this process's models take
+	// from the farm (pool.Policy.Limits), shared with its other processes:
+	// bound to a remote farm once it is open, local until then and on the
+	// embedded one (no other process calls from it).
+	Limits *farm.Limits
 	// PauseAfterFailures pauses a worker (Work) that many dialogues, each
 	// of another config, failed on in a row, so that the other workers
 	// drive the jobs (see farm.WorkerConfig): 0 is 5 or its simulators,
@@ -136,6 +141,9 @@ func openFarm(ctx context.Context, cfg FarmConfig, out string) (q *farm.Queue, r
 	}
 	if err == nil {
 		q.SetRunKey(run, key)
+	}
+	if err == nil && !embedded && cfg.Limits != nil {
+		cfg.Limits.Bind(ctx, q)
 	}
 	if err == nil && embedded {
 		// Only this process works on its embedded farm, and the run
@@ -408,6 +416,9 @@ func Work(ctx context.Context, cfg DriveConfig, responder capture.Responder, fol
 		q, err := farm.Open(ctx, js)
 		if err != nil {
 			return err
+		}
+		if cfg.Farm.Limits != nil {
+			cfg.Farm.Limits.Bind(ctx, q)
 		}
 		w, stop, err := startWorker(ctx, cfg, q, srv, followUps, max(cfg.Run.Sessions, 1), true, log)
 		if err != nil {

@@ -13,7 +13,6 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 	"github.com/sony/gobreaker/v2"
 	"go.uber.org/zap"
-	"golang.org/x/time/rate"
 
 	"dialogfarm/dialog"
 )
@@ -30,6 +29,9 @@ type Request struct {
 type Policy struct {
 	Retry   RetryConfig
 	Breaker BreakerConfig
+	// Limits, when set, makes the rpm limiter of each member that has an
+	// rpm (see Limits); nil gives each member a token bucket of its own.
+	Limits Limits
 }
 
 // DefaultPolicy is DefaultRetryConfig and DefaultBreakerConfig.
@@ -49,7 +51,7 @@ type Member struct {
 	where    string // BaseURL without credentials
 	client   *openai.Client
 	slots    chan struct{}
-	rate     *rate.Limiter
+	rate     Limiter // nil: no rpm limit
 	breaker  *gobreaker.CircuitBreaker[dialog.Candidate]
 	cooldown time.Duration
 	scrub    scrubber
@@ -72,15 +74,11 @@ func NewMember(cfg MemberConfig, policy Policy, cache *Cache, log *zap.Logger) (
 	oc.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
 	oc.HTTPClient = headerCatcher{client: &http.Client{}}
 	where := redactURL(cfg.BaseURL)
-	limit := rate.Inf
-	if cfg.RPM > 0 {
-		limit = rate.Every(time.Minute / time.Duration(cfg.RPM))
-	}
 	m := &Member{
 		cfg: cfg, retry: policy.Retry, where: where,
 		client: openai.NewClientWithConfig(oc),
 		slots:  make(chan struct{}, cfg.MaxConcurrency),
-		rate:   rate.NewLimiter(limit, 1),
+		rate:   policy.limiter(cfg),
 		scrub:  newScrubber(cfg.APIKey),
 		cache:  cache,
 		log:    log.With(zap.String("member", cfg.Name), zap.String("model", cfg.Model), zap.String("base_url", where)),
@@ -203,8 +201,10 @@ func (m *Member) request(req Request) openai.ChatCompletionRequest {
 func (m *Member) attempts(ctx context.Context, creq openai.ChatCompletionRequest) (dialog.Candidate, int, error) {
 	var errs []error
 	for n := 1; ; n++ {
-		if err := m.rate.Wait(ctx); err != nil {
-			return dialog.Candidate{}, n - 1, errors.Join(append(errs, fmt.Errorf("wait for the rpm limit: %w", err))...)
+		if m.rate != nil {
+			if err := m.rate.Wait(ctx); err != nil {
+				return dialog.Candidate{}, n - 1, errors.Join(append(errs, fmt.Errorf("wait for the rpm limit: %w", err))...)
+			}
 		}
 		actx, slot := withHeaderSlot(ctx)
 		c, err := m.once(actx, creq)

@@ -24,9 +24,16 @@ type Pool struct {
 	log     *zap.Logger
 }
 
+// Option changes the policy New gives the members.
+type Option func(*Policy)
+
+// WithLimits takes the members' rpm limiters from limits (nil: each its
+// own token bucket).
+func WithLimits(limits Limits) Option { return func(p *Policy) { p.Limits = limits } }
+
 // New builds a pool from cfg, whose keys must be resolved (ResolveKeys).
 // The cache folder is created when CacheDir is set.
-func New(cfg Config, log *zap.Logger) (*Pool, error) {
+func New(cfg Config, log *zap.Logger, opts ...Option) (*Pool, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -38,8 +45,12 @@ func New(cfg Config, log *zap.Logger) (*Pool, error) {
 		}
 		p.cache = c
 	}
+	policy := cfg.Policy()
+	for _, o := range opts {
+		o(&policy)
+	}
 	for _, mc := range cfg.Members {
-		m, err := NewMember(mc, cfg.Policy(), p.cache, log)
+		m, err := NewMember(mc, policy, p.cache, log)
 		if err != nil {
 			return nil, err
 		}

@@ -124,7 +124,7 @@ func addStageModelFlags(cmd *cobra.Command, what string) {
 // for none.
 func (a *app) stageModel(name string) (configgen.Model, error) {
 	return stageModel(name, a.v.GetString("model-base-url"), a.v.GetString("model"), a.v.GetString("api-key-env"),
-		a.v.GetDuration("model-timeout"), a.keyAllow, a.log)
+		a.v.GetDuration("model-timeout"), a.keyAllow, nil, a.log)
 }
 
 // readExemplars reads the first query of every session of interaction

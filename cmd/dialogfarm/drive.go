@@ -21,6 +21,7 @@ import (
 	"dialogfarm/driver/editor"
 	"dialogfarm/farm"
 	"dialogfarm/pipeline"
+	"dialogfarm/pool"
 	"dialogfarm/redact"
 )
 
@@ -56,10 +57,20 @@ func addQueryModelFlags(cmd *cobra.Command) {
 }
 
 // queryModel is the model the flags addQueryModelFlags added name, nil
-// for none.
-func (a *app) queryModel() (configgen.Model, error) {
+// for none; its rpm limit is limits'.
+func (a *app) queryModel(limits pool.Limits) (configgen.Model, error) {
 	return stageModel("queries", a.v.GetString("query-model-base-url"), a.v.GetString("query-model"),
-		a.v.GetString("query-api-key-env"), 0, a.keyAllow, a.log)
+		a.v.GetString("query-api-key-env"), 0, a.keyAllow, limits, a.log)
+}
+
+// modelLimits is how the models of a process on farm fc space their calls
+// by their rpm: through the farm, shared with its other processes, when
+// it is a remote one; else (nil) each model on its own.
+func modelLimits(fc pipeline.FarmConfig) pool.Limits {
+	if fc.Limits == nil {
+		return nil
+	}
+	return func(mc pool.MemberConfig) pool.Limiter { return fc.Limits.Limiter(mc.LimitKey(), mc.RPM) }
 }
 
 // addDriveFlags adds the flags of the drive stage.
@@ -102,12 +113,13 @@ func (a *app) drive(ctx context.Context) error {
 	if err := a.startMetrics(ctx, &dc); err != nil {
 		return err
 	}
-	responder, report, err := a.responder(out, dc.Run)
+	limits := modelLimits(dc.Farm)
+	responder, report, err := a.responder(out, dc.Run, limits)
 	if err != nil {
 		return err
 	}
 	defer report(a.stderr)
-	qm, err := a.queryModel()
+	qm, err := a.queryModel(limits)
 	if err != nil {
 		return err
 	}

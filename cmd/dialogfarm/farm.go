@@ -65,6 +65,9 @@ func (a *app) farmConfig() (pipeline.FarmConfig, error) {
 	if fc.NATS.Creds != "" && fc.NATS.NkeySeed != "" {
 		return fc, errors.New("--nats-creds and --nats-nkey: give one")
 	}
+	if fc.NATS.URL != "" {
+		fc.Limits = farm.NewLimits(a.log.Named("limits"))
+	}
 	return fc, nil
 }
 
@@ -382,13 +385,14 @@ func (a *app) worker(ctx context.Context) error {
 	if err := a.startMetrics(ctx, &dc); err != nil {
 		return err
 	}
-	responder, report, err := a.responder(out, dc.Run)
+	limits := modelLimits(dc.Farm)
+	responder, report, err := a.responder(out, dc.Run, limits)
 	if err != nil {
 		return err
 	}
 	defer report(a.stderr)
 	fmt.Fprintf(a.stderr, "worker: pulling jobs from %s with %d simulators\n", dc.Farm.NATS.URL, max(dc.Run.Sessions, 1))
-	qm, err := a.queryModel()
+	qm, err := a.queryModel(limits)
 	if err != nil {
 		return err
 	}

@@ -84,7 +84,7 @@ func (a *app) judge(ctx context.Context, args []string) error {
 			return err
 		}
 	}
-	j, jm, err := newJudge(cfg, cache, a.log)
+	j, jm, err := newJudge(cfg, cache, nil, a.log)
 	if err != nil {
 		return err
 	}

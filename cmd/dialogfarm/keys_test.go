@@ -120,7 +120,7 @@ func TestKeyRulesAllowedByTheFile(t *testing.T) {
 	if err := s.resolveKeys(false); err != nil {
 		t.Fatalf("allow-insecure-hosts lists the host: %v", err)
 	}
-	if _, _, err := newJudge(s, nil, zaptest.NewLogger(t)); err != nil {
+	if _, _, err := newJudge(s, nil, nil, zaptest.NewLogger(t)); err != nil {
 		t.Errorf("allow-insecure-hosts lists the host: %v", err)
 	}
 }

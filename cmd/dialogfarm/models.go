@@ -33,7 +33,7 @@ const defaultModelURL = "https://api.openai.com/v1"
 // breaker. It is nil (no model: templates or keywords) when model is "".
 // The key is read now from the variable keyEnv names; an unset or empty
 // variable is an error naming it.
-func stageModel(name, baseURL, model, keyEnv string, timeout time.Duration, allow keyAllow, log *zap.Logger) (configgen.Model, error) {
+func stageModel(name, baseURL, model, keyEnv string, timeout time.Duration, allow keyAllow, limits pool.Limits, log *zap.Logger) (configgen.Model, error) {
 	if model == "" {
 		return nil, nil
 	}
@@ -51,7 +51,9 @@ func stageModel(name, baseURL, model, keyEnv string, timeout time.Duration, allo
 	if err := cfg.ResolveKey(os.LookupEnv); err != nil {
 		return nil, err
 	}
-	m, err := pool.NewMember(cfg, pool.DefaultPolicy(), nil, log.Named(name))
+	policy := pool.DefaultPolicy()
+	policy.Limits = limits
+	m, err := pool.NewMember(cfg, policy, nil, log.Named(name))
 	if err != nil {
 		return nil, fmt.Errorf("%s model: %w", name, err)
 	}

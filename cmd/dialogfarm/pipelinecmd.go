@@ -182,12 +182,13 @@ func (a *app) runEnv(out string) (pipeline.RunEnv, func(), error) {
 		return env, nil, err
 	}
 	env.Drive = dc
-	model, err := a.queryModel()
+	limits := modelLimits(dc.Farm)
+	model, err := a.queryModel(limits)
 	if err != nil {
 		return env, nil, err
 	}
 	env.QueryModel = model
-	responder, report, err := a.responder(out, dc.Run)
+	responder, report, err := a.responder(out, dc.Run, limits)
 	if err != nil {
 		return env, nil, err
 	}
@@ -217,7 +218,7 @@ func (a *app) judgeFor(endpoint string, r judge.MessageReader) (pipeline.Rejudge
 	if err := cfg.resolveKeys(false); err != nil {
 		return nil, err
 	}
-	j, _, err := newJudge(cfg, nil, a.log)
+	j, _, err := newJudge(cfg, nil, nil, a.log)
 	if err != nil {
 		return nil, err
 	}

@@ -440,18 +440,18 @@ type poolResponder struct {
 // their composition. A relative cache_dir is resolved against runDir; the
 // judge model shares the pool's cache. The API keys are read from the
 // environment here.
-func newPoolResponder(cfg poolSettings, runDir string, log *zap.Logger) (*poolResponder, error) {
+func newPoolResponder(cfg poolSettings, runDir string, limits pool.Limits, log *zap.Logger) (*poolResponder, error) {
 	if err := cfg.resolveKeys(true); err != nil {
 		return nil, err
 	}
 	if cfg.Pool.CacheDir != "" && !filepath.IsAbs(cfg.Pool.CacheDir) {
 		cfg.Pool.CacheDir = filepath.Join(runDir, cfg.Pool.CacheDir)
 	}
-	p, err := pool.New(cfg.Pool, log.Named("pool"))
+	p, err := pool.New(cfg.Pool, log.Named("pool"), pool.WithLimits(limits))
 	if err != nil {
 		return nil, err
 	}
-	j, jm, err := newJudge(cfg, p.Cache(), log)
+	j, jm, err := newJudge(cfg, p.Cache(), limits, log)
 	if err != nil {
 		return nil, err
 	}
@@ -459,13 +459,15 @@ func newPoolResponder(cfg poolSettings, runDir string, log *zap.Logger) (*poolRe
 }
 
 // newJudge builds the judge and its model (nil in rules-only mode).
-func newJudge(cfg poolSettings, cache *pool.Cache, log *zap.Logger) (*judge.Judge, *pool.Member, error) {
+func newJudge(cfg poolSettings, cache *pool.Cache, limits pool.Limits, log *zap.Logger) (*judge.Judge, *pool.Member, error) {
 	if cfg.JudgeModel == nil {
 		log.Warn("no judge endpoint configured: rules-only mode, every verdict says so")
 		j, err := judge.New(cfg.Judge, nil, log.Named("judge"))
 		return j, nil, err
 	}
-	m, err := pool.NewMember(*cfg.JudgeModel, cfg.Pool.Policy(), cache, log.Named("judge"))
+	policy := cfg.Pool.Policy()
+	policy.Limits = limits
+	m, err := pool.NewMember(*cfg.JudgeModel, policy, cache, log.Named("judge"))
 	if err != nil {
 		return nil, nil, fmt.Errorf("judge endpoint: %w", err)
 	}

@@ -157,7 +157,7 @@ judge: {endpoint: {base_url: "https://x/v1", model: j, api_key_env: DIALOGFARM_T
 	if err := s.resolveKeys(false); err == nil || strings.Contains(err.Error(), "NO_SUCH_KEY") || !strings.Contains(err.Error(), "DIALOGFARM_TEST_NO_JUDGE_KEY") {
 		t.Errorf("judge-only key check: %v", err)
 	}
-	if _, err := newPoolResponder(s, t.TempDir(), zaptest.NewLogger(t)); err == nil || !strings.Contains(err.Error(), "DIALOGFARM_TEST_NO_SUCH_KEY") {
+	if _, err := newPoolResponder(s, t.TempDir(), nil, zaptest.NewLogger(t)); err == nil || !strings.Contains(err.Error(), "DIALOGFARM_TEST_NO_SUCH_KEY") {
 		t.Errorf("pool key check: %v", err)
 	}
 }
@@ -180,7 +180,7 @@ pool:
 		t.Fatal(err)
 	}
 	runDir := t.TempDir()
-	r, err := newPoolResponder(s, runDir, zaptest.NewLogger(t))
+	r, err := newPoolResponder(s, runDir, nil, zaptest.NewLogger(t))
 	if err != nil {
 		t.Fatal(err)
 	}

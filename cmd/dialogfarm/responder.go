@@ -32,7 +32,7 @@ func addResponderFlags(cmd *cobra.Command) {
 // the plugin of its session's config writes messages (the run's adapters'
 // prompt: sections). done prints the pool's accounting (when there is a
 // pool) and must be called after the run.
-func (a *app) responder(out string, rc driver.RunConfig) (r capture.Responder, done func(io.Writer), err error) {
+func (a *app) responder(out string, rc driver.RunConfig, limits pool.Limits) (r capture.Responder, done func(io.Writer), err error) {
 	asg, adapters := rc.Assignments, rc.Adapters
 	name, poolPath := a.responderName(), a.v.GetString("pool-file")
 	noop := func(io.Writer) {}
@@ -43,7 +43,7 @@ func (a *app) responder(out string, rc driver.RunConfig) (r capture.Responder, d
 			return nil, noop, err
 		}
 		warnConcurrency(settings, rc.Sessions, a.log)
-		pr, err := newPoolResponder(settings, out, a.log)
+		pr, err := newPoolResponder(settings, out, limits, a.log)
 		if err != nil {
 			return nil, noop, err
 		}
@@ -69,7 +69,7 @@ func (a *app) responder(out string, rc driver.RunConfig) (r capture.Responder, d
 			return nil, noop, err
 		}
 		a.log.Info("answers come from an upstream model", zap.String("model", cfg.Members[0].Model))
-		p, err := pool.New(cfg, a.log.Named("pool"))
+		p, err := pool.New(cfg, a.log.Named("pool"), pool.WithLimits(limits))
 		if err != nil {
 			return nil, noop, err
 		}

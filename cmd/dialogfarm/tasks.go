@@ -165,7 +165,7 @@ func (a *app) tasksBuild(c *cobra.Command) error {
 		return err
 	}
 	m, err := stageModel("requirements", a.v.GetString("requirement-model-base-url"), a.v.GetString("requirement-model"),
-		a.v.GetString("requirement-api-key-env"), 0, a.keyAllow, a.log)
+		a.v.GetString("requirement-api-key-env"), 0, a.keyAllow, nil, a.log)
 	if err != nil {
 		return err
 	}

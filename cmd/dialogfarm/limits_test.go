@@ -1,0 +1,121 @@
+package main
+
+import (
+	"context"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/spf13/viper"
+	"go.uber.org/zap/zaptest"
+
+	"dialogfarm/dialog"
+	"dialogfarm/farm"
+	"dialogfarm/internal/llmtest"
+	"dialogfarm/pool"
+)
+
+// The pools of two workers of one farm, each with a member limited to 300
+// calls a minute on the same model and key variable, call that model 200
+// ms apart at the least between them, as the farm's shared limit books
+// their calls: 8 calls span 1.4 s. With a limit of their own each, each
+// worker's 4 calls would span 0.6 s, side by side.
+func TestWorkersPoolsShareTheirModelsRPM(t *testing.T) {
+	var mu sync.Mutex
+	var arrived []time.Time
+	llm := llmtest.New(t, func(r llmtest.Request) llmtest.Reply {
+		mu.Lock()
+		arrived = append(arrived, time.Now())
+		mu.Unlock()
+		return llmtest.Reply{Text: "ok"}
+	})
+	dir := t.TempDir()
+	creds, err := farm.EnsureCreds(filepath.Join(dir, farm.CredsDir), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	srv, err := farm.StartServer(ctx, farm.ServerConfig{StoreDir: filepath.Join(dir, "store"), Listen: "127.0.0.1:-1", Users: creds.Users})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Shutdown)
+	coord, err := farm.Dial(ctx, farm.ClientConfig{URL: srv.ClientURL(), Creds: creds.Coordinator})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(coord.Close)
+	cjs, _ := farm.JetStream(coord)
+	if _, err := farm.Setup(ctx, cjs, farm.DefaultQueueConfig()); err != nil {
+		t.Fatal(err)
+	}
+	member := pool.DefaultMemberConfig()
+	member.Name, member.BaseURL, member.Model, member.RPM = "coder", llm.URL, "coder-7b", 300
+	member.Stream = false
+	var pools []*pool.Pool
+	for _, seed := range creds.Workers {
+		a := &app{v: viper.New(), log: zaptest.NewLogger(t)}
+		a.v.Set("nats", srv.ClientURL())
+		fc, err := a.farmConfig()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fc.Limits == nil {
+			t.Fatal("a worker's farm config has no shared limits with --nats")
+		}
+		nc, err := farm.Dial(ctx, farm.ClientConfig{URL: srv.ClientURL(), Creds: seed})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(nc.Close)
+		js, _ := farm.JetStream(nc)
+		q, err := farm.Open(ctx, js)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fc.Limits.Bind(ctx, q)
+		p, err := pool.New(pool.Config{Members: []pool.MemberConfig{member}, Retry: pool.DefaultRetryConfig(), Breaker: pool.DefaultBreakerConfig()},
+			zaptest.NewLogger(t), pool.WithLimits(modelLimits(fc)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pools = append(pools, p)
+	}
+	var wg sync.WaitGroup
+	for _, p := range pools {
+		for i := range 4 {
+			wg.Go(func() {
+				msgs := []dialog.Message{{Role: "user", Content: "question " + string(rune('a'+i))}}
+				if _, err := p.Members()[0].Complete(ctx, msgs); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+	}
+	wg.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	if len(arrived) != 8 {
+		t.Fatalf("the model got %d calls, want 8", len(arrived))
+	}
+	slices.SortFunc(arrived, func(a, b time.Time) int { return a.Compare(b) })
+	if span := arrived[7].Sub(arrived[0]); span < 1300*time.Millisecond {
+		t.Errorf("8 calls from two workers under one limit of 300 a minute spanned %v, want 1.4 s less a little", span)
+	}
+}
+
+// Without --nats (the embedded farm: one process) the models keep their
+// rpm on their own.
+func TestModelLimitsOnlyOnARemoteFarm(t *testing.T) {
+	a := &app{v: viper.New(), log: zaptest.NewLogger(t)}
+	fc, err := a.farmConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fc.Limits != nil || modelLimits(fc) != nil {
+		t.Error("shared limits without a remote farm")
+	}
+}
