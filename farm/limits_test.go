@@ -2,7 +2,11 @@ package farm
 
 import (
 	"context"
-	"strconv"
+	"encoding/json"
+	"io"
+	"net/http/httptest"
+	"regexp"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -45,7 +49,7 @@ func TestWorkersShareARateLimit(t *testing.T) {
 	for _, wq := range r.workerQueues {
 		l := NewLimits(zap.New(core))
 		l.Bind(ctx, wq)
-		limiters = append(limiters, l.Limiter("rpm-shared", 600))
+		limiters = append(limiters, l.Limiter("rpm-shared", 600, "m"))
 	}
 	if took := waitAll(t, ctx, 5, limiters...); took < 850*time.Millisecond {
 		t.Errorf("10 calls under one limit of 600 a minute from two workers took %v, want at least 900 ms less a little", took)
@@ -77,45 +81,100 @@ func TestAFarOffBookingIsTakenAsFree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	far := time.Now().Add(10 * time.Hour).UnixNano()
-	if _, err := kv.Put(ctx, "rpm-far", []byte(strconv.FormatInt(far, 10))); err != nil {
+	far, _ := json.Marshal(booking{Next: time.Now().Add(10 * time.Hour).UnixNano(), RPM: 60, Model: "m"})
+	if _, err := kv.Put(ctx, "rpm-far", far); err != nil {
 		t.Fatal(err)
 	}
 	l := NewLimits(zaptest.NewLogger(t))
 	l.Bind(ctx, r.workerQueues[0])
-	if err := l.Limiter("rpm-far", 60).Wait(ctx); err != nil {
+	if err := l.Limiter("rpm-far", 60, "m").Wait(ctx); err != nil {
 		t.Fatal(err)
 	}
 	e, err := kv.Get(ctx, "rpm-far")
 	if err != nil {
 		t.Fatal(err)
 	}
-	ns, _ := strconv.ParseInt(string(e.Value()), 10, 64)
-	if next := time.Unix(0, ns); time.Until(next) > 2*time.Minute {
+	var b booking
+	if err := json.Unmarshal(e.Value(), &b); err != nil {
+		t.Fatal(err)
+	}
+	if next := time.Unix(0, b.Next); time.Until(next) > 2*time.Minute {
 		t.Errorf("after a booking 10 h out the next free time is %v away, want about a second", time.Until(next))
 	}
 }
 
-// Without a farm, and on a farm whose streams have no limits bucket,
-// each process keeps the limit on its own, and says so once.
+// Without a farm, on a farm whose streams have no limits bucket, and
+// once a booking failed, each process keeps the limit on its own, and
+// says so once.
 func TestLimitsWithoutTheFarmsBucketStayLocal(t *testing.T) {
 	r := startAttackRig(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	unbound := NewLimits(zaptest.NewLogger(t))
-	if took := waitAll(t, ctx, 3, unbound.Limiter("rpm-local", 600)); took < 180*time.Millisecond {
+	if took := waitAll(t, ctx, 3, unbound.Limiter("rpm-local", 600, "m")); took < 180*time.Millisecond {
 		t.Errorf("3 calls at 600 a minute took %v, want at least 200 ms less a little", took)
 	}
+	core, logs := observer.New(zapcore.WarnLevel)
+	bound := NewLimits(zap.New(core))
+	bound.Bind(ctx, r.workerQueues[1])
 	if err := r.cjs.DeleteKeyValue(ctx, LimitsBucket); err != nil {
 		t.Fatal(err)
 	}
-	core, logs := observer.New(zapcore.WarnLevel)
+	if took := waitAll(t, ctx, 3, bound.Limiter("rpm-gone", 600, "m")); took < 180*time.Millisecond {
+		t.Errorf("3 calls at 600 a minute with the bucket gone took %v, want at least 200 ms less a little", took)
+	}
+	if n := logs.FilterMessageSnippet("could not book").Len(); n != 1 {
+		t.Errorf("%d warnings that a booking failed, want 1: %v", n, logs.All())
+	}
+	core, logs = observer.New(zapcore.WarnLevel)
 	l := NewLimits(zap.New(core))
 	l.Bind(ctx, r.workerQueues[0])
-	if took := waitAll(t, ctx, 3, l.Limiter("rpm-local", 600)); took < 180*time.Millisecond {
+	if took := waitAll(t, ctx, 3, l.Limiter("rpm-local", 600, "m")); took < 180*time.Millisecond {
 		t.Errorf("3 calls at 600 a minute took %v, want at least 200 ms less a little", took)
 	}
 	if n := logs.FilterMessageSnippet("keeps no shared rate limits").Len(); n != 1 {
 		t.Errorf("%d warnings that the farm keeps no shared limits, want 1: %v", n, logs.All())
+	}
+}
+
+// The farm's status and metrics show each shared limit and how far ahead
+// its calls are booked: three calls booked at 6 a minute hold the next
+// free time 30 s ahead.
+func TestTheStatusShowsTheSharedLimits(t *testing.T) {
+	r := startAttackRig(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	l := NewLimits(zaptest.NewLogger(t))
+	l.Bind(ctx, r.workerQueues[0])
+	lim := l.Limiter("rpm-slow", 6, "coder-7b")
+	for range 3 {
+		if _, err := lim.book(ctx, l.bucket()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st, err := ReadStatus(ctx, r.cjs, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Limits) != 1 {
+		t.Fatalf("status limits %+v, want the one in use", st.Limits)
+	}
+	if got := st.Limits[0]; got.Model != "coder-7b" || got.RPM != 6 || got.Limit != "rpm-slow" ||
+		got.Ahead < 25*time.Second || got.Ahead > 30*time.Second {
+		t.Errorf("status limit %+v, want coder-7b at 6 a minute, booked about 30 s ahead", got)
+	}
+	if text := st.Text(time.Now()); !strings.Contains(text, "rate limit of model coder-7b: 6 calls a minute across the farm; calls booked ") {
+		t.Errorf("status text lacks the limit:\n%s", text)
+	}
+	srv := httptest.NewServer(StatusHandler(r.cjs))
+	defer srv.Close()
+	res, err := srv.Client().Get(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if !regexp.MustCompile(`\ndialogfarm_farm_model_calls_booked_ahead_seconds\{limit="rpm-slow",model="coder-7b",rpm="6"\} (2[5-9]|30)\.`).Match(body) {
+		t.Errorf("the metrics lack the limit booked about 30 s ahead:\n%s", body)
 	}
 }

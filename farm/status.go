@@ -145,6 +145,9 @@ type Status struct {
 	// Runs are the runs the farm holds jobs or outcomes of, most jobs
 	// first (the whole farm's status only).
 	Runs []RunStatus `json:"runs,omitempty"`
+	// Limits are the shared rate limits its processes' models call under
+	// (the whole farm's status only).
+	Limits []LimitStatus `json:"limits,omitempty"`
 }
 
 // RunStatus is what the farm holds of one run: its configs whose jobs
@@ -165,6 +168,9 @@ func ReadStatus(ctx context.Context, js jetstream.JetStream, run string) (Status
 	var st Status
 	err := retry(ctx, js.Conn(), func(ctx context.Context) (err error) {
 		st, err = readStatus(ctx, js, run)
+		if err == nil && run == "" {
+			st.Limits, err = readLimits(ctx, js, time.Now())
+		}
 		return err
 	})
 	return st, err
@@ -303,6 +309,14 @@ func (st Status) Text(now time.Time) string {
 		st.Queued, st.InFlight, st.Redeliver, st.Results, st.Dead)
 	for _, r := range st.Runs {
 		fmt.Fprintf(&b, "run %s: %d jobs waiting or in flight; %d results and %d dead letters not collected yet\n", r.Run, r.Jobs, r.Results, r.Dead)
+	}
+	for _, l := range st.Limits {
+		fmt.Fprintf(&b, "rate limit of model %s: %d calls a minute across the farm; ", l.Model, l.RPM)
+		if l.Ahead > 0 {
+			fmt.Fprintf(&b, "calls booked %s ahead (about %d waiting)\n", l.Ahead.Round(100*time.Millisecond), int(l.Ahead.Minutes()*float64(l.RPM)))
+		} else {
+			b.WriteString("no call waiting\n")
+		}
 	}
 	if len(st.Workers) == 0 {
 		b.WriteString("workers: none reporting\n")

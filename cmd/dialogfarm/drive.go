@@ -70,7 +70,7 @@ func modelLimits(fc pipeline.FarmConfig) pool.Limits {
 	if fc.Limits == nil {
 		return nil
 	}
-	return func(mc pool.MemberConfig) pool.Limiter { return fc.Limits.Limiter(mc.LimitKey(), mc.RPM) }
+	return func(mc pool.MemberConfig) pool.Limiter { return fc.Limits.Limiter(mc.LimitKey(), mc.RPM, mc.Model) }
 }
 
 // addDriveFlags adds the flags of the drive stage.
