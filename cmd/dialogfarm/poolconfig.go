@@ -484,7 +484,14 @@ func (r *poolResponder) report(w io.Writer) {
 	writeStats(w, stats)
 }
 
+// writeStats prints the models' accounting, a line per model; a process
+// that called none (a run whose dialogues a farm's workers drove) says so
+// in one line rather than with a table of zeros.
 func writeStats(w io.Writer, stats []pool.Stats) {
+	if !slices.ContainsFunc(stats, func(s pool.Stats) bool { return s.Calls > 0 || s.CacheHits > 0 }) {
+		fmt.Fprintln(w, "models: no call from this process (on a farm the workers call them: each prints its own table when it stops, and the run's report sums the costs from the records)")
+		return
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "member\tmodel\tanswers\tcalls\tretries\tfailures\tlate\tskipped\tcache hits\tprompt tok\tcompletion tok\tcost USD\tstatus")
 	for _, s := range stats {

@@ -224,3 +224,18 @@ func TestSetFlagThroughCobra(t *testing.T) {
 		t.Errorf("rubric %q, max_retries %d", s.Judge.Rubrics["explain"], s.Judge.MaxRetries)
 	}
 }
+
+// A process whose models took no call (a run the farm's workers drove)
+// prints one line saying so, not a table of zeros; one that called them,
+// the table.
+func TestModelStatsOfAProcessThatCalledNone(t *testing.T) {
+	var none, some bytes.Buffer
+	writeStats(&none, []pool.Stats{{Member: "coder-a", Model: "m1"}})
+	if got := none.String(); !strings.HasPrefix(got, "models: no call from this process") || strings.Contains(got, "coder-a") {
+		t.Errorf("stats of no call:\n%s", got)
+	}
+	writeStats(&some, []pool.Stats{{Member: "coder-a", Model: "m1", Calls: 3, Answers: 3}, {Member: "judge", Model: "j"}})
+	if got := some.String(); !strings.Contains(got, "cost USD") || !strings.Contains(got, "coder-a") || !strings.Contains(got, "judge") {
+		t.Errorf("stats of 3 calls:\n%s", got)
+	}
+}
