@@ -200,6 +200,13 @@ func (l *lookahead) pick(slot int, anyRepo bool) (jetstream.Msg, bool) {
 	return h.msg, true
 }
 
+// holding says whether the worker holds a job no slot took yet.
+func (l *lookahead) holding() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.held) > 0
+}
+
 // beat tells the server the held jobs are still being worked on.
 func (l *lookahead) beat() {
 	l.mu.Lock()

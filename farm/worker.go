@@ -85,6 +85,11 @@ type WorkerConfig struct {
 	// the jobs it pulled ahead, finishes the dialogues in progress and
 	// returns from Run (a worker stopped for an upgrade loses no work).
 	Drain <-chan struct{}
+	// IdleExit, when positive, stops the worker (Run returns nil) once
+	// it has driven no dialogue and been handed no job for that long: a
+	// machine started for a batch of runs goes when the farm has no more
+	// work for it.
+	IdleExit time.Duration
 }
 
 // DefaultWorkerConfig is one slot named after the host and process.
@@ -113,6 +118,7 @@ type Worker struct {
 	mu     sync.Mutex
 	health Health
 	pauses pauses
+	active time.Time // when a dialogue last started or ended, or a job came
 }
 
 // NewWorker returns a worker on q; metrics may be nil.
@@ -135,7 +141,8 @@ func NewWorker(cfg WorkerConfig, q *Queue, drv Driver, metrics *Metrics, log *za
 	host, _ := os.Hostname()
 	return &Worker{cfg: cfg, q: q, drv: drv, metrics: metrics, log: log.With(zap.String("worker", cfg.ID)),
 		ahead:  newLookahead(q.workers, cfg.Slots, cfg.FetchWait, holdUnassigned),
-		health: Health{Worker: cfg.ID, Host: host, Slots: cfg.Slots, Started: time.Now().UTC()}}
+		health: Health{Worker: cfg.ID, Host: host, Slots: cfg.Slots, Started: time.Now().UTC()},
+		active: time.Now()}
 }
 
 // holdUnassigned is how long a job the worker pulled ahead waits for a
@@ -179,6 +186,15 @@ func (w *Worker) Run(ctx context.Context) error {
 			case <-pulling.Done():
 			}
 		}()
+	}
+	if d := w.cfg.IdleExit; d > 0 {
+		bg.Go(func() {
+			if w.waitIdle(pulling, d) {
+				w.count(func(h *Health) { h.Draining = true })
+				w.log.Info("no job for a while: stopping", zap.Duration("idle", d))
+				stopPulling()
+			}
+		})
 	}
 	for slot := range w.cfg.Slots {
 		g.Go(func() error { return w.pull(gctx, pulling, slot) })
@@ -232,6 +248,7 @@ func (w *Worker) pull(ctx, pulling context.Context, slot int) error {
 			continue
 		}
 		backoff = 100 * time.Millisecond
+		w.touch()
 		err = w.handle(ctx, slot, msg)
 		if w.cfg.Budget != nil {
 			w.cfg.Budget.Release()
@@ -406,6 +423,34 @@ func (w *Worker) busyNow() int {
 func (w *Worker) busy(n int) {
 	w.count(func(h *Health) { h.Busy += n })
 	w.metrics.busy(n)
+	w.touch()
+}
+
+// touch notes that the worker has work now.
+func (w *Worker) touch() {
+	w.mu.Lock()
+	w.active = time.Now()
+	w.mu.Unlock()
+}
+
+// waitIdle returns true once the worker has had no dialogue in progress,
+// no job held and no job come for d; false when ctx ends first.
+func (w *Worker) waitIdle(ctx context.Context, d time.Duration) bool {
+	t := time.NewTicker(min(d/4, 5*time.Second))
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return false
+		case now := <-t.C:
+			w.mu.Lock()
+			idle := w.health.Busy == 0 && now.Sub(w.active) >= d
+			w.mu.Unlock()
+			if idle && !w.ahead.holding() {
+				return true
+			}
+		}
+	}
 }
 
 func (w *Worker) count(f func(*Health)) {

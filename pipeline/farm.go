@@ -69,6 +69,9 @@ type FarmConfig struct {
 	// bound to a remote farm once it is open, local until then and on the
 	// embedded one (no other process calls from it).
 	Limits *farm.Limits
+	// IdleExit, when positive, stops a worker (Work) that has had no job
+	// for that long (farm.WorkerConfig.IdleExit).
+	IdleExit time.Duration
 	// PauseAfterFailures pauses a worker (Work) that many dialogues, each
 	// of another config, failed on in a row, so that the other workers
 	// drive the jobs (see farm.WorkerConfig): 0 is 5 or its simulators,
@@ -381,7 +384,7 @@ func newWorker(ctx context.Context, cfg DriveConfig, q *farm.Queue, r *driver.Ru
 	wc.Slots, wc.Editors, wc.Recipe, wc.Drain = slots, r.PIDs, cfg.Farm.Recipe, cfg.Farm.Drain
 	if remote {
 		wc.Repos, wc.SendFiles = farm.NewRepoCache(filepath.Join(cfg.Run.Out, RepoCacheDir), cfg.Farm.RepoCacheMiB<<20, q, log), true
-		wc.PauseAfterFailures = cfg.Farm.PauseAfterFailures
+		wc.PauseAfterFailures, wc.IdleExit = cfg.Farm.PauseAfterFailures, cfg.Farm.IdleExit
 		if wc.PauseAfterFailures == 0 {
 			wc.PauseAfterFailures = max(5, slots)
 		}

@@ -346,7 +346,9 @@ its own, so start it with the run's --config. When the dialogues of
 --pause-after-failures configs failed on it in a row, it pulls no job for
 a while, leaving them to the other workers. The first SIGINT or SIGTERM
 drains it: no more jobs; the dialogues in progress finish (for up to
---drain-timeout, or until a second signal) before it stops.`,
+--drain-timeout, or until a second signal) before it stops. With
+--exit-when-idle it also stops, with status 0, once the farm has had no
+job for it for that long.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return a.worker(cmd.Context()) },
 	}
@@ -355,6 +357,8 @@ drains it: no more jobs; the dialogues in progress finish (for up to
 		"MiB of repositories kept in OUT/repos; beyond it, those no window shows are removed, least recently used first (0: keep every one)")
 	cmd.Flags().Duration("drain-timeout", 5*time.Minute,
 		"on SIGINT or SIGTERM, pull no more jobs and finish the dialogues in progress for up to this long before handing them back (a second signal hands them back at once)")
+	cmd.Flags().Duration("exit-when-idle", 0,
+		"stop (status 0) once no job has come and no dialogue run for this long, for machines started for a batch of work (an autoscaler, spot instances); 0: never")
 	cmd.Flags().Int("pause-after-failures", 0,
 		"when this many dialogues, each of another config, failed in a row, pull no job for 30 s (doubling while they go on failing, up to 5 min) so that other workers drive them; 0: 5 or --sessions, whichever is more; -1: never")
 	cmd.Flags().Int("exchanges-mib", 1024,
@@ -382,6 +386,7 @@ func (a *app) worker(ctx context.Context) error {
 	dc.Farm.RepoCacheMiB = a.v.GetInt64("repo-cache-mib")
 	dc.Farm.ExchangesMiB = a.v.GetInt("exchanges-mib")
 	dc.Farm.PauseAfterFailures = a.v.GetInt("pause-after-failures")
+	dc.Farm.IdleExit = a.v.GetDuration("exit-when-idle")
 	if err := a.startMetrics(ctx, &dc); err != nil {
 		return err
 	}

@@ -72,6 +72,7 @@ func flagRanges() map[string]flagRange {
 		"dedup-near":           share(0, 1, "a Jaccard similarity; 0 turns it off"),
 		"answer-timeout":       wait(time.Second, pool24h, ""),
 		"drain-timeout":        wait(0, pool24h, "0: hand the dialogues in progress back at once"),
+		"exit-when-idle":       wait(0, 30*pool24h, "0: never"),
 		"model-timeout":        wait(time.Second, pool24h, ""),
 		"attempt-timeout":      wait(500*time.Millisecond, 10*time.Minute, "one try of the probe; minutes per try would make it wait minutes on each wrong guess"),
 		"test-timeout":         wait(0, pool24h, "0: the default 2m"),
