@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap/zaptest"
 
 	"dialogfarm/dialog"
@@ -127,17 +128,27 @@ func TestStatusByRun(t *testing.T) {
 // of series ("name{labels} value") is among them.
 func checkFarmMetrics(t *testing.T, r *rig, series ...string) {
 	t.Helper()
-	srv := httptest.NewServer(StatusHandler(r.q.js))
-	defer srv.Close()
-	res, err := srv.Client().Get(srv.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(res.Body)
-	res.Body.Close()
+	body := scrapeFarmMetrics(t, r.q.js)
 	for _, s := range series {
 		if !strings.Contains(string(body), "\n"+s+"\n") {
 			t.Errorf("the metrics lack %s:\n%s", s, body)
 		}
 	}
+}
+
+// scrapeFarmMetrics is what farm serve --metrics-addr serves of js once.
+func scrapeFarmMetrics(t *testing.T, js jetstream.JetStream) []byte {
+	t.Helper()
+	srv := httptest.NewServer(StatusHandler(js))
+	defer srv.Close()
+	res, err := srv.Client().Get(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	body, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return body
 }

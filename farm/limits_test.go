@@ -3,8 +3,6 @@ package farm
 import (
 	"context"
 	"encoding/json"
-	"io"
-	"net/http/httptest"
 	"regexp"
 	"strings"
 	"sync"
@@ -166,14 +164,7 @@ func TestTheStatusShowsTheSharedLimits(t *testing.T) {
 	if text := st.Text(time.Now()); !strings.Contains(text, "rate limit of model coder-7b: 6 calls a minute across the farm; calls booked ") {
 		t.Errorf("status text lacks the limit:\n%s", text)
 	}
-	srv := httptest.NewServer(StatusHandler(r.cjs))
-	defer srv.Close()
-	res, err := srv.Client().Get(srv.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(res.Body)
-	res.Body.Close()
+	body := scrapeFarmMetrics(t, r.cjs)
 	if !regexp.MustCompile(`\ndialogfarm_farm_model_calls_booked_ahead_seconds\{limit="rpm-slow",model="coder-7b",rpm="6"\} (2[5-9]|30)\.`).Match(body) {
 		t.Errorf("the metrics lack the limit booked about 30 s ahead:\n%s", body)
 	}
