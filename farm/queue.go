@@ -238,6 +238,9 @@ func setup(ctx context.Context, js jetstream.JetStream, cfg QueueConfig) (*Queue
 	// worth keeping: in memory, a farm server's restart frees them.
 	if _, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
 		Bucket: LimitsBucket, TTL: limitsTTL, Storage: jetstream.MemoryStorage, Replicas: r,
+		// Workers write it: bounded, so that none can fill the server's
+		// memory with it.
+		MaxValueSize: 1 << 10, MaxBytes: 16 << 20,
 	}); err != nil {
 		return nil, fmt.Errorf("bucket %s: %w", LimitsBucket, err)
 	}

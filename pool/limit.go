@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"strings"
 	"time"
 
 	"golang.org/x/time/rate"
@@ -46,6 +47,7 @@ func (c MemberConfig) Interval() time.Duration {
 // of the same variable. It is a hash, safe as a NATS subject token and
 // saying nothing of the endpoint.
 func (c MemberConfig) LimitKey() string {
-	sum := sha256.Sum256([]byte(redactURL(c.BaseURL) + "\x00" + c.Model + "\x00" + c.APIKeyEnv))
+	base := strings.TrimRight(redactURL(c.BaseURL), "/")
+	sum := sha256.Sum256([]byte(base + "\x00" + c.Model + "\x00" + c.APIKeyEnv))
 	return "rpm-" + hex.EncodeToString(sum[:12])
 }
