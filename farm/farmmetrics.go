@@ -3,7 +3,6 @@ package farm
 import (
 	"context"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -29,7 +28,7 @@ type statusCollector struct {
 	runJobs, runOutcomes                   *prometheus.Desc
 	workers, sims                          *prometheus.Desc
 	wDialogues, wSims, wBusy, wCores, wRSS *prometheus.Desc
-	wAge, limitAhead                       *prometheus.Desc
+	wAge, limitWait, limitTaken            *prometheus.Desc
 }
 
 func newStatusCollector(js jetstream.JetStream) *statusCollector {
@@ -52,13 +51,15 @@ func newStatusCollector(js jetstream.JetStream) *statusCollector {
 		wCores: d("dialogfarm_farm_worker_editor_cores", "CPU a worker's editor (code-server and Chromium) used between its last two reports, in cores.", worker...),
 		wRSS:   d("dialogfarm_farm_worker_editor_resident_bytes", "Resident memory of a worker's editor.", worker...),
 		wAge:   d("dialogfarm_farm_worker_report_age_seconds", "Time since a worker's last health report (it reports every 5 s).", worker...),
-		limitAhead: d("dialogfarm_farm_model_calls_booked_ahead_seconds",
-			"How far ahead the calls to a model are booked under the farm's shared rpm limit (limit: a hash of its base URL, model and key variable): above 0, the farm's calls to it wait for the limit.", "limit", "model", "rpm"),
+		limitWait: d("dialogfarm_farm_rate_limit_wait_seconds",
+			"How long a call to a model that came now would wait for the farm's shared rate limit (limit: a hash of its base URL, model and key variable; unit: calls for rpm, tokens for tpm): above 0, the limit, not the workers, sets the pace.", "limit", "model", "unit"),
+		limitTaken: d("dialogfarm_farm_rate_limit_taken",
+			"Units (calls or tokens) of a shared rate limit booked and not yet refilled: beyond its burst, calls wait.", "limit", "model", "unit"),
 	}
 }
 
 func (c *statusCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.jobs, c.redelivered, c.outcomes, c.runJobs, c.runOutcomes, c.workers, c.sims, c.wDialogues, c.wSims, c.wBusy, c.wCores, c.wRSS, c.wAge, c.limitAhead} {
+	for _, d := range []*prometheus.Desc{c.jobs, c.redelivered, c.outcomes, c.runJobs, c.runOutcomes, c.workers, c.sims, c.wDialogues, c.wSims, c.wBusy, c.wCores, c.wRSS, c.wAge, c.limitWait, c.limitTaken} {
 		ch <- d
 	}
 }
@@ -82,7 +83,8 @@ func (c *statusCollector) Collect(ch chan<- prometheus.Metric) {
 	gauge(c.outcomes, float64(st.Results), "results")
 	gauge(c.outcomes, float64(st.Dead), "dead")
 	for _, l := range st.Limits {
-		gauge(c.limitAhead, l.Ahead.Seconds(), l.Limit, l.Model, strconv.Itoa(l.RPM))
+		gauge(c.limitWait, l.Wait.Seconds(), l.Limit, l.Model, l.Unit)
+		gauge(c.limitTaken, float64(l.Taken), l.Limit, l.Model, l.Unit)
 	}
 	for _, r := range st.Runs {
 		gauge(c.runJobs, float64(r.Jobs), r.Run)

@@ -99,48 +99,64 @@ func (l *Limits) fellBack(key string, err error) {
 	}
 }
 
-// Limiter is the limiter of the calls to model under key
-// (pool.MemberConfig's LimitKey), at most rpm a minute across the farm.
-func (l *Limits) Limiter(key string, rpm int, model string) *Limiter {
-	rpm = max(rpm, 1)
-	every := time.Minute / time.Duration(rpm)
-	return &Limiter{limits: l, key: key, rpm: rpm, model: model, every: every, local: rate.NewLimiter(rate.Every(every), 1)}
+// LimitSpec is one shared limit: perMinute units (calls, or tokens) a
+// minute, burst of them at once, counted under key (a hash that names the
+// base URL, model and key variable: pool.MemberConfig's LimitKey).
+type LimitSpec struct {
+	Key, Model, Unit string
+	PerMinute, Burst int
 }
 
-// Limiter is one shared limit (see Limits).
+// Limiter is the limiter of spec, across the farm.
+func (l *Limits) Limiter(spec LimitSpec) *Limiter {
+	spec.PerMinute, spec.Burst = max(spec.PerMinute, 1), max(spec.Burst, 1)
+	every := time.Minute / time.Duration(spec.PerMinute)
+	return &Limiter{limits: l, spec: spec, every: every,
+		local: rate.NewLimiter(rate.Limit(float64(spec.PerMinute)/time.Minute.Seconds()), spec.Burst)}
+}
+
+// Limiter is one shared limit (see Limits): a token bucket of Burst
+// units that fills at PerMinute a minute, which every process of the farm
+// takes from.
 type Limiter struct {
 	limits *Limits
-	key    string
-	rpm    int
-	model  string
-	every  time.Duration
+	spec   LimitSpec
+	every  time.Duration // a unit's time
 	local  *rate.Limiter
 }
 
-// booking is a limit's entry in the bucket: the next free time, and what
-// the status shows of the limit.
+// booking is a limit's entry in the bucket: when the bucket is full again
+// (every unit booked paid off; a bucket emptier than full holds back a
+// call only once it lacks the call's units), and what the status shows.
 type booking struct {
-	Next  int64  `json:"next_ns"`
-	RPM   int    `json:"rpm"`
-	Model string `json:"model"`
+	Full      int64  `json:"full_ns"`
+	PerMinute int    `json:"per_minute"`
+	Burst     int    `json:"burst"`
+	Unit      string `json:"unit"`
+	Model     string `json:"model"`
 }
 
-// Wait returns when the next call under the limit may go, or with ctx's
-// error; a booking whose wait ctx cut short is not given back.
-func (s *Limiter) Wait(ctx context.Context) error {
+// units clamps n to what one booking may take: at least 1, at most a
+// bucket (a call larger than the bucket waits for a full one).
+func (s *Limiter) units(n int) int { return min(max(n, 1), s.spec.Burst) }
+
+// WaitN books n units and returns when they may go, or with ctx's error;
+// a booking whose wait ctx cut short is not given back.
+func (s *Limiter) WaitN(ctx context.Context, n int) error {
+	n = s.units(n)
 	kv := s.limits.bucket()
 	if kv == nil {
-		return s.local.Wait(ctx)
+		return s.local.WaitN(ctx, n)
 	}
 	bctx, cancel := context.WithTimeout(ctx, bookTimeout)
-	at, err := s.book(bctx, kv)
+	at, err := s.book(bctx, kv, n)
 	cancel()
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		s.limits.fellBack(s.key, err)
-		return s.local.Wait(ctx)
+		s.limits.fellBack(s.spec.Key, err)
+		return s.local.WaitN(ctx, n)
 	}
 	d := time.Until(at)
 	if d <= 0 {
@@ -156,35 +172,56 @@ func (s *Limiter) Wait(ctx context.Context) error {
 	}
 }
 
-// book takes the limit's next free time (now, or the last booking's time
-// plus the interval) and moves it on by one interval, if no other process
-// booked in between; else it reads the limit again.
-func (s *Limiter) book(ctx context.Context, kv jetstream.KeyValue) (time.Time, error) {
+// Book books n units that went already, without waiting.
+func (s *Limiter) Book(n int) {
+	n = s.units(n)
+	if kv := s.limits.bucket(); kv != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), bookTimeout)
+		_, err := s.book(ctx, kv, n)
+		cancel()
+		if err == nil {
+			return
+		}
+		s.limits.fellBack(s.spec.Key, err)
+	}
+	s.local.ReserveN(time.Now(), n)
+}
+
+// book takes n units from the limit's bucket, if no other process booked
+// in between (else it reads the limit again), and returns when they may
+// go: once the bucket holds them.
+func (s *Limiter) book(ctx context.Context, kv jetstream.KeyValue, n int) (time.Time, error) {
+	key := s.spec.Key
 	for range 100 {
-		var next time.Time
 		var rev uint64
-		e, err := kv.Get(ctx, s.key)
+		now := time.Now()
+		full := now
+		e, err := kv.Get(ctx, key)
 		switch {
 		case err == nil:
 			rev = e.Revision()
 			var b booking
 			if json.Unmarshal(e.Value(), &b) == nil {
-				next = time.Unix(0, b.Next)
+				if t := time.Unix(0, b.Full); t.After(now) && t.Sub(now) <= maxBooked {
+					full = t
+				}
 			}
 		case errors.Is(err, jetstream.ErrKeyNotFound):
 		default:
-			return time.Time{}, fmt.Errorf("read the shared rate limit %s: %w", s.key, err)
+			return time.Time{}, fmt.Errorf("read the shared rate limit %s: %w", key, err)
 		}
-		now := time.Now()
-		at := now
-		if next.After(now) && next.Sub(now) <= maxBooked {
-			at = next
+		// The bucket lacks (full-now)/every units; n go once it lacks
+		// no more than burst-n.
+		at := full.Add(-time.Duration(s.spec.Burst-n) * s.every)
+		if at.Before(now) {
+			at = now
 		}
-		val, _ := json.Marshal(booking{Next: at.Add(s.every).UnixNano(), RPM: s.rpm, Model: s.model})
+		next := full.Add(time.Duration(n) * s.every)
+		val, _ := json.Marshal(booking{Full: next.UnixNano(), PerMinute: s.spec.PerMinute, Burst: s.spec.Burst, Unit: s.spec.Unit, Model: s.spec.Model})
 		if rev == 0 {
-			_, err = kv.Create(ctx, s.key, val)
+			_, err = kv.Create(ctx, key, val)
 		} else {
-			_, err = kv.Update(ctx, s.key, val, rev)
+			_, err = kv.Update(ctx, key, val, rev)
 		}
 		switch {
 		case err == nil:
@@ -192,22 +229,26 @@ func (s *Limiter) book(ctx context.Context, kv jetstream.KeyValue) (time.Time, e
 		case errors.Is(err, jetstream.ErrKeyExists), errors.Is(err, jetstream.ErrKeyRevisionMismatch):
 			continue // another process booked first
 		default:
-			return time.Time{}, fmt.Errorf("book a call under the shared rate limit %s: %w", s.key, err)
+			return time.Time{}, fmt.Errorf("book under the shared rate limit %s: %w", key, err)
 		}
 	}
-	return time.Time{}, fmt.Errorf("book a call under the shared rate limit %s: 100 other bookings came first", s.key)
+	return time.Time{}, fmt.Errorf("book under the shared rate limit %s: 100 other bookings came first", key)
 }
 
 // LimitStatus is one shared rate limit as the farm holds it.
 type LimitStatus struct {
 	// Limit is its key in the bucket: a hash of the base URL, model and
 	// key variable it counts the calls to.
-	Limit string `json:"limit"`
-	Model string `json:"model"`
-	RPM   int    `json:"rpm"`
-	// Ahead is how far ahead of now its calls are booked: above 0, calls
-	// wait for the limit.
-	Ahead time.Duration `json:"ahead"`
+	Limit     string `json:"limit"`
+	Model     string `json:"model"`
+	Unit      string `json:"unit"`
+	PerMinute int    `json:"per_minute"`
+	Burst     int    `json:"burst"`
+	// Taken is how many units are booked and not yet refilled: beyond
+	// Burst, calls wait for the limit; Wait is how long one unit booked
+	// now would wait.
+	Taken int           `json:"taken"`
+	Wait  time.Duration `json:"wait"`
 }
 
 // readLimits reads the shared rate limits in use (none on a farm whose
@@ -234,17 +275,19 @@ func readLimits(ctx context.Context, js jetstream.JetStream, now time.Time) ([]L
 			return nil, fmt.Errorf("shared rate limit %s: %w", k, err)
 		}
 		var b booking
-		if json.Unmarshal(e.Value(), &b) != nil {
+		if json.Unmarshal(e.Value(), &b) != nil || b.PerMinute <= 0 || b.Burst <= 0 {
 			continue
 		}
-		ahead := time.Unix(0, b.Next).Sub(now)
-		if ahead < 0 || ahead > maxBooked {
-			ahead = 0
+		ls := LimitStatus{Limit: k, Model: b.Model, Unit: b.Unit, PerMinute: b.PerMinute, Burst: b.Burst}
+		if booked := time.Unix(0, b.Full).Sub(now); booked > 0 && booked <= maxBooked {
+			every := time.Minute / time.Duration(b.PerMinute)
+			ls.Taken = int((booked + every - 1) / every)
+			ls.Wait = max(0, booked-time.Duration(b.Burst-1)*every)
 		}
-		out = append(out, LimitStatus{Limit: k, Model: b.Model, RPM: b.RPM, Ahead: ahead})
+		out = append(out, ls)
 	}
 	slices.SortFunc(out, func(a, b LimitStatus) int {
-		return cmp.Or(cmp.Compare(a.Model, b.Model), cmp.Compare(a.Limit, b.Limit))
+		return cmp.Or(cmp.Compare(a.Model, b.Model), cmp.Compare(a.Unit, b.Unit), cmp.Compare(a.Limit, b.Limit))
 	})
 	return out, nil
 }

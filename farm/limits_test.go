@@ -24,7 +24,7 @@ func waitAll(t *testing.T, ctx context.Context, n int, limiters ...*Limiter) tim
 	for _, l := range limiters {
 		for range n {
 			wg.Go(func() {
-				if err := l.Wait(ctx); err != nil {
+				if err := l.WaitN(ctx, 1); err != nil {
 					t.Error(err)
 				}
 			})
@@ -47,7 +47,7 @@ func TestWorkersShareARateLimit(t *testing.T) {
 	for _, wq := range r.workerQueues {
 		l := NewLimits(zap.New(core))
 		l.Bind(ctx, wq)
-		limiters = append(limiters, l.Limiter("rpm-shared", 600, "m"))
+		limiters = append(limiters, l.Limiter(LimitSpec{Key: "rpm-shared", Model: "m", Unit: "calls", PerMinute: 600, Burst: 1}))
 	}
 	if took := waitAll(t, ctx, 5, limiters...); took < 850*time.Millisecond {
 		t.Errorf("10 calls under one limit of 600 a minute from two workers took %v, want at least 900 ms less a little", took)
@@ -79,13 +79,13 @@ func TestAFarOffBookingIsTakenAsFree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	far, _ := json.Marshal(booking{Next: time.Now().Add(10 * time.Hour).UnixNano(), RPM: 60, Model: "m"})
+	far, _ := json.Marshal(booking{Full: time.Now().Add(10 * time.Hour).UnixNano(), PerMinute: 60, Burst: 1, Unit: "calls", Model: "m"})
 	if _, err := kv.Put(ctx, "rpm-far", far); err != nil {
 		t.Fatal(err)
 	}
 	l := NewLimits(zaptest.NewLogger(t))
 	l.Bind(ctx, r.workerQueues[0])
-	if err := l.Limiter("rpm-far", 60, "m").Wait(ctx); err != nil {
+	if err := l.Limiter(LimitSpec{Key: "rpm-far", Model: "m", Unit: "calls", PerMinute: 60, Burst: 1}).WaitN(ctx, 1); err != nil {
 		t.Fatal(err)
 	}
 	e, err := kv.Get(ctx, "rpm-far")
@@ -96,7 +96,7 @@ func TestAFarOffBookingIsTakenAsFree(t *testing.T) {
 	if err := json.Unmarshal(e.Value(), &b); err != nil {
 		t.Fatal(err)
 	}
-	if next := time.Unix(0, b.Next); time.Until(next) > 2*time.Minute {
+	if next := time.Unix(0, b.Full); time.Until(next) > 2*time.Minute {
 		t.Errorf("after a booking 10 h out the next free time is %v away, want about a second", time.Until(next))
 	}
 }
@@ -109,7 +109,7 @@ func TestLimitsWithoutTheFarmsBucketStayLocal(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	unbound := NewLimits(zaptest.NewLogger(t))
-	if took := waitAll(t, ctx, 3, unbound.Limiter("rpm-local", 600, "m")); took < 180*time.Millisecond {
+	if took := waitAll(t, ctx, 3, unbound.Limiter(LimitSpec{Key: "rpm-local", PerMinute: 600, Burst: 1})); took < 180*time.Millisecond {
 		t.Errorf("3 calls at 600 a minute took %v, want at least 200 ms less a little", took)
 	}
 	core, logs := observer.New(zapcore.WarnLevel)
@@ -118,7 +118,7 @@ func TestLimitsWithoutTheFarmsBucketStayLocal(t *testing.T) {
 	if err := r.cjs.DeleteKeyValue(ctx, LimitsBucket); err != nil {
 		t.Fatal(err)
 	}
-	if took := waitAll(t, ctx, 3, bound.Limiter("rpm-gone", 600, "m")); took < 180*time.Millisecond {
+	if took := waitAll(t, ctx, 3, bound.Limiter(LimitSpec{Key: "rpm-gone", PerMinute: 600, Burst: 1})); took < 180*time.Millisecond {
 		t.Errorf("3 calls at 600 a minute with the bucket gone took %v, want at least 200 ms less a little", took)
 	}
 	if n := logs.FilterMessageSnippet("could not book").Len(); n != 1 {
@@ -127,7 +127,7 @@ func TestLimitsWithoutTheFarmsBucketStayLocal(t *testing.T) {
 	core, logs = observer.New(zapcore.WarnLevel)
 	l := NewLimits(zap.New(core))
 	l.Bind(ctx, r.workerQueues[0])
-	if took := waitAll(t, ctx, 3, l.Limiter("rpm-local", 600, "m")); took < 180*time.Millisecond {
+	if took := waitAll(t, ctx, 3, l.Limiter(LimitSpec{Key: "rpm-local", PerMinute: 600, Burst: 1})); took < 180*time.Millisecond {
 		t.Errorf("3 calls at 600 a minute took %v, want at least 200 ms less a little", took)
 	}
 	if n := logs.FilterMessageSnippet("keeps no shared rate limits").Len(); n != 1 {
@@ -135,18 +135,21 @@ func TestLimitsWithoutTheFarmsBucketStayLocal(t *testing.T) {
 	}
 }
 
-// The farm's status and metrics show each shared limit and how far ahead
-// its calls are booked: three calls booked at 6 a minute hold the next
-// free time 30 s ahead.
+// The farm's status and metrics show each shared limit and how long a
+// call would wait for it: three calls booked at 6 a minute, one at once,
+// make the next one wait 30 s; 30,000 tokens booked of a limit of 20,000
+// a minute (as much at once), about 30 s.
 func TestTheStatusShowsTheSharedLimits(t *testing.T) {
-	r := startAttackRig(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	l := NewLimits(zaptest.NewLogger(t))
-	l.Bind(ctx, r.workerQueues[0])
-	lim := l.Limiter("rpm-slow", 6, "coder-7b")
+	r, ctx, l := boundLimits(t)
+	calls := l.Limiter(LimitSpec{Key: "rpm-slow", Model: "coder-7b", Unit: "calls", PerMinute: 6, Burst: 1})
 	for range 3 {
-		if _, err := lim.book(ctx, l.bucket()); err != nil {
+		if _, err := calls.book(ctx, l.bucket(), 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tokens := l.Limiter(LimitSpec{Key: "tpm-slow", Model: "coder-7b", Unit: "tokens", PerMinute: 20000, Burst: 20000})
+	for _, n := range []int{15000, 15000} {
+		if _, err := tokens.book(ctx, l.bucket(), n); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -154,18 +157,77 @@ func TestTheStatusShowsTheSharedLimits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(st.Limits) != 1 {
-		t.Fatalf("status limits %+v, want the one in use", st.Limits)
+	if len(st.Limits) != 2 {
+		t.Fatalf("status limits %+v, want the two in use", st.Limits)
 	}
-	if got := st.Limits[0]; got.Model != "coder-7b" || got.RPM != 6 || got.Limit != "rpm-slow" ||
-		got.Ahead < 25*time.Second || got.Ahead > 30*time.Second {
-		t.Errorf("status limit %+v, want coder-7b at 6 a minute, booked about 30 s ahead", got)
+	c, k := st.Limits[0], st.Limits[1]
+	if c.Model != "coder-7b" || c.Unit != "calls" || c.PerMinute != 6 || c.Limit != "rpm-slow" || c.Taken != 3 ||
+		c.Wait < 25*time.Second || c.Wait > 30*time.Second {
+		t.Errorf("status of the calls limit %+v, want 3 of coder-7b's 6 a minute taken, a call waiting about 30 s", c)
 	}
-	if text := st.Text(time.Now()); !strings.Contains(text, "rate limit of model coder-7b: 6 calls a minute across the farm; calls booked ") {
-		t.Errorf("status text lacks the limit:\n%s", text)
+	if k.Unit != "tokens" || k.Taken < 29000 || k.Taken > 30000 || k.Wait < 25*time.Second || k.Wait > 30*time.Second {
+		t.Errorf("status of the tokens limit %+v, want about 30000 taken, a call waiting about 30 s", k)
+	}
+	text := st.Text(time.Now())
+	for _, want := range []string{
+		"rate limit of model coder-7b: 6 calls a minute across the farm, 1 at once; 3 taken now; a call now waits ",
+		"rate limit of model coder-7b: 20000 tokens a minute across the farm, 20000 at once; ",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("status text lacks %q:\n%s", want, text)
+		}
 	}
 	body := scrapeFarmMetrics(t, r.cjs)
-	if !regexp.MustCompile(`\ndialogfarm_farm_model_calls_booked_ahead_seconds\{limit="rpm-slow",model="coder-7b",rpm="6"\} (2[5-9]|30)\.`).Match(body) {
-		t.Errorf("the metrics lack the limit booked about 30 s ahead:\n%s", body)
+	for _, re := range []string{
+		`\ndialogfarm_farm_rate_limit_wait_seconds\{limit="rpm-slow",model="coder-7b",unit="calls"\} (2[5-9]|30)\.`,
+		`\ndialogfarm_farm_rate_limit_taken\{limit="rpm-slow",model="coder-7b",unit="calls"\} 3\n`,
+		`\ndialogfarm_farm_rate_limit_wait_seconds\{limit="tpm-slow",model="coder-7b",unit="tokens"\} 2[5-9]\.`,
+	} {
+		if !regexp.MustCompile(re).Match(body) {
+			t.Errorf("the metrics lack %s:\n%s", re, body)
+		}
 	}
+}
+
+// A bucket of tokens lets a minute's worth go at once, then makes the
+// next call wait for the tokens it lacks; a call booked after it went
+// (the tokens of an answer longer than was booked) waits for nothing and
+// holds back the one after.
+func TestASharedTokenBucket(t *testing.T) {
+	_, ctx, l := boundLimits(t)
+	tokens := l.Limiter(LimitSpec{Key: "tpm-b", Unit: "tokens", PerMinute: 6000, Burst: 6000}) // 100 a second
+	now := time.Now()
+	for i, c := range []struct{ n, waitMin, waitMax int }{
+		{3000, 0, 0}, {3000, 0, 0}, // the bucket's 6000 at once
+		{500, 4, 6},    // 500 lacking: 5 s
+		{7000, 64, 66}, // more than a bucket counts as a bucket: 5 s + 60 s
+	} {
+		at, err := tokens.book(ctx, l.bucket(), tokens.units(c.n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w := at.Sub(now); w < time.Duration(c.waitMin)*time.Second-time.Second || w > time.Duration(c.waitMax)*time.Second+time.Second {
+			t.Errorf("booking %d of %d tokens may go in %v, want %d to %d s", i+1, c.n, w, c.waitMin, c.waitMax)
+		}
+	}
+	tokens.Book(1000) // after the fact: no wait, 10 s more
+	at, err := tokens.book(ctx, l.bucket(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := at.Sub(now); w < 74*time.Second || w > 76*time.Second {
+		t.Errorf("a token after 1000 booked after the fact may go in %v, want about 75 s", w)
+	}
+}
+
+// boundLimits are a worker's limits bound to a farm with two workers,
+// and a context for the test.
+func boundLimits(t *testing.T) (*attackRig, context.Context, *Limits) {
+	t.Helper()
+	r := startAttackRig(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	l := NewLimits(zaptest.NewLogger(t))
+	l.Bind(ctx, r.workerQueues[0])
+	return r, ctx, l
 }

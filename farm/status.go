@@ -311,12 +311,12 @@ func (st Status) Text(now time.Time) string {
 		fmt.Fprintf(&b, "run %s: %d jobs waiting or in flight; %d results and %d dead letters not collected yet\n", r.Run, r.Jobs, r.Results, r.Dead)
 	}
 	for _, l := range st.Limits {
-		fmt.Fprintf(&b, "rate limit of model %s: %d calls a minute across the farm; ", l.Model, l.RPM)
-		if l.Ahead > 0 {
-			fmt.Fprintf(&b, "calls booked %s ahead (about %d waiting)\n", l.Ahead.Round(100*time.Millisecond), int(l.Ahead.Minutes()*float64(l.RPM)))
-		} else {
-			b.WriteString("no call waiting\n")
+		fmt.Fprintf(&b, "rate limit of model %s: %d %s a minute across the farm, %d at once; %d taken now",
+			l.Model, l.PerMinute, l.Unit, l.Burst, l.Taken)
+		if l.Wait > 0 {
+			fmt.Fprintf(&b, "; a call now waits %s", l.Wait.Round(100*time.Millisecond))
 		}
+		b.WriteByte('\n')
 	}
 	if len(st.Workers) == 0 {
 		b.WriteString("workers: none reporting\n")

@@ -61,6 +61,10 @@ type MemberConfig struct {
 	Timeout time.Duration `yaml:"timeout" json:"timeout"`
 	// RPM, when > 0, spaces this member's calls at least 60s/RPM apart.
 	RPM int `yaml:"rpm" json:"rpm,omitempty"`
+	// TPM, when > 0, bounds the tokens of this member's calls a minute
+	// (prompt and max_tokens, booked before each call; a longer answer's
+	// tokens when it is in), up to a minute's at once.
+	TPM int `yaml:"tpm" json:"tpm,omitempty"`
 	// InputPrice and OutputPrice are USD per million prompt and completion
 	// tokens, for the estimated cost of each candidate.
 	InputPrice  float64 `yaml:"input_price" json:"input_price,omitempty"`
@@ -225,7 +229,7 @@ func (m MemberConfig) Validate() error {
 }
 
 // ValidateRanges checks the member's numbers: max_concurrency 1 to 1024,
-// timeout 1ms to 24h, rpm 0 to 1000000 (0: no limit), max_tokens 0 to
+// timeout 1ms to 24h, rpm 0 to 1000000 and tpm 0 to 1000000000 (0: no limit), max_tokens 0 to
 // 10000000 (0: the server's), temperature 0 to 2, input_price and
 // output_price 0 to 10000 (USD per million tokens).
 func (m MemberConfig) ValidateRanges() error { return bounds.Check(m.rangeFields()...) }
@@ -235,6 +239,7 @@ func (m MemberConfig) rangeFields() []bounds.Field {
 		bounds.Int("max_concurrency", m.MaxConcurrency, 1, 1024),
 		bounds.Duration("timeout", m.Timeout, time.Millisecond, Day),
 		bounds.Int("rpm", m.RPM, 0, 1_000_000),
+		bounds.Int("tpm", m.TPM, 0, 1_000_000_000),
 		bounds.Int("max_tokens", m.MaxTokens, 0, 10_000_000),
 		bounds.Float("input_price", m.InputPrice, 0, 10_000),
 		bounds.Float("output_price", m.OutputPrice, 0, 10_000),

@@ -10,37 +10,74 @@ import (
 	"golang.org/x/time/rate"
 )
 
-// Limiter spaces a member's calls by its rpm: Wait returns when the next
-// call may go, or with ctx's error.
+// Limiter keeps one of a member's rate limits.
 type Limiter interface {
-	Wait(ctx context.Context) error
+	// WaitN books n units (a call, or a call's tokens) and returns when
+	// they may go, or with ctx's error.
+	WaitN(ctx context.Context, n int) error
+	// Book books n units that went already (the tokens of an answer
+	// longer than what was booked for it), without waiting.
+	Book(n int)
 }
 
-// Limits makes the limiter of a member whose rpm is set, in place of a
+// Limit is one of a member's rate limits: PerMinute units a minute, of
+// which Burst may go at once (a token bucket of Burst units).
+type Limit struct {
+	// Key names the calls it counts together (see LimitKey).
+	Key string
+	// Model is the member's model, for the farm's status.
+	Model string
+	// Unit is what it counts: calls or tokens.
+	Unit      string
+	PerMinute int
+	Burst     int
+}
+
+// Limits makes a member's limiter for each of its limits, in place of a
 // token bucket of its own: on a farm, one limit that every process
 // calling the same model with the same key shares (farm.Limits).
-type Limits func(cfg MemberConfig) Limiter
+type Limits func(l Limit) Limiter
 
-// limiter is the member's: nil (no limit) without an rpm, else the
-// policy's Limits or a token bucket of its own.
-func (p Policy) limiter(cfg MemberConfig) Limiter {
+// CallLimit is the member's rpm as a Limit, zero without one: calls
+// evenly spaced, one at a time.
+func (c MemberConfig) CallLimit() Limit {
+	if c.RPM <= 0 {
+		return Limit{}
+	}
+	return Limit{Key: "rpm-" + c.LimitKey(), Model: c.Model, Unit: "calls", PerMinute: c.RPM, Burst: 1}
+}
+
+// TokenLimit is the member's tpm as a Limit, zero without one: up to a
+// minute's tokens at once, as providers count them.
+func (c MemberConfig) TokenLimit() Limit {
+	if c.TPM <= 0 {
+		return Limit{}
+	}
+	return Limit{Key: "tpm-" + c.LimitKey(), Model: c.Model, Unit: "tokens", PerMinute: c.TPM, Burst: c.TPM}
+}
+
+// limiter is l's limiter: nil for no limit, else the policy's Limits or a
+// token bucket of the member's own.
+func (p Policy) limiter(l Limit) Limiter {
 	switch {
-	case cfg.RPM <= 0:
+	case l.PerMinute <= 0:
 		return nil
 	case p.Limits != nil:
-		return p.Limits(cfg)
+		return p.Limits(l)
 	}
-	return rate.NewLimiter(rate.Every(cfg.Interval()), 1)
+	return ownLimiter{rate.NewLimiter(rate.Limit(float64(l.PerMinute)/time.Minute.Seconds()), max(l.Burst, 1))}
 }
 
-// Interval is the least time between two of the member's calls by its
-// rpm; 0 without one.
-func (c MemberConfig) Interval() time.Duration {
-	if c.RPM <= 0 {
-		return 0
-	}
-	return time.Minute / time.Duration(c.RPM)
+// ownLimiter is a token bucket of one process.
+type ownLimiter struct{ *rate.Limiter }
+
+// WaitN waits for n units, at most a burst (a call larger than the burst
+// waits for a full bucket).
+func (o ownLimiter) WaitN(ctx context.Context, n int) error {
+	return o.Limiter.WaitN(ctx, min(max(n, 1), o.Burst()))
 }
+
+func (o ownLimiter) Book(n int) { o.ReserveN(time.Now(), min(max(n, 1), o.Burst())) }
 
 // LimitKey names the calls that one provider rate limit counts together:
 // those to the same endpoint (without credentials) and model with the key
@@ -49,5 +86,5 @@ func (c MemberConfig) Interval() time.Duration {
 func (c MemberConfig) LimitKey() string {
 	base := strings.TrimRight(redactURL(c.BaseURL), "/")
 	sum := sha256.Sum256([]byte(base + "\x00" + c.Model + "\x00" + c.APIKeyEnv))
-	return "rpm-" + hex.EncodeToString(sum[:12])
+	return hex.EncodeToString(sum[:12])
 }

@@ -41,7 +41,7 @@ func DefaultPolicy() Policy {
 
 // Member is one OpenAI-compatible model: a pool member, the judge model or
 // a stage's model. It bounds its calls in flight, spaces them by its RPM
-// limit, retries transient failures, stops calling for a cool-down after
+// and TPM limits, retries transient failures, stops calling for a cool-down after
 // failing too often (circuit breaker), counts tokens and cost, answers from
 // the cache when it can, and cuts its API key out of every error, log line
 // and answer. Its methods are safe for concurrent use.
@@ -51,7 +51,8 @@ type Member struct {
 	where    string // BaseURL without credentials
 	client   *openai.Client
 	slots    chan struct{}
-	rate     Limiter // nil: no rpm limit
+	calls    Limiter // nil: no rpm limit
+	tokens   Limiter // nil: no tpm limit
 	breaker  *gobreaker.CircuitBreaker[dialog.Candidate]
 	cooldown time.Duration
 	scrub    scrubber
@@ -78,7 +79,8 @@ func NewMember(cfg MemberConfig, policy Policy, cache *Cache, log *zap.Logger) (
 		cfg: cfg, retry: policy.Retry, where: where,
 		client: openai.NewClientWithConfig(oc),
 		slots:  make(chan struct{}, cfg.MaxConcurrency),
-		rate:   policy.limiter(cfg),
+		calls:  policy.limiter(cfg.CallLimit()),
+		tokens: policy.limiter(cfg.TokenLimit()),
 		scrub:  newScrubber(cfg.APIKey),
 		cache:  cache,
 		log:    log.With(zap.String("member", cfg.Name), zap.String("model", cfg.Model), zap.String("base_url", where)),
@@ -200,17 +202,19 @@ func (m *Member) request(req Request) openai.ChatCompletionRequest {
 // key cut out.
 func (m *Member) attempts(ctx context.Context, creq openai.ChatCompletionRequest) (dialog.Candidate, int, error) {
 	var errs []error
+	booked := m.tokensAhead(creq)
 	for n := 1; ; n++ {
-		if m.rate != nil {
-			if err := m.rate.Wait(ctx); err != nil {
-				return dialog.Candidate{}, n - 1, errors.Join(append(errs, fmt.Errorf("wait for the rpm limit: %w", err))...)
-			}
+		if err := m.waitLimits(ctx, booked); err != nil {
+			return dialog.Candidate{}, n - 1, errors.Join(append(errs, err)...)
 		}
 		actx, slot := withHeaderSlot(ctx)
 		c, err := m.once(actx, creq)
 		err = m.scrub.err(err)
 		m.record(func(s *Stats) { s.Calls++ })
 		if err == nil {
+			if used := c.PromptTokens + c.CompletionTokens; m.tokens != nil && used > booked {
+				m.tokens.Book(used - booked)
+			}
 			return c, n, nil
 		}
 		if ctx.Err() != nil {
@@ -236,4 +240,34 @@ func (m *Member) attempts(ctx context.Context, creq openai.ChatCompletionRequest
 			return dialog.Candidate{}, n, errors.Join(append(errs, err)...)
 		}
 	}
+}
+
+// tokensAhead is what a call of creq is booked under the member's tpm
+// before it goes, as providers count it: the prompt's tokens and the
+// answer's max_tokens; an answer beyond that is booked when it is in.
+func (m *Member) tokensAhead(creq openai.ChatCompletionRequest) int {
+	if m.tokens == nil {
+		return 0
+	}
+	msgs := make([]dialog.Message, 0, len(creq.Messages))
+	for _, msg := range creq.Messages {
+		msgs = append(msgs, dialog.Message{Role: msg.Role, Content: msg.Content})
+	}
+	return countPrompt(msgs) + creq.MaxTokens
+}
+
+// waitLimits waits until the member's rpm and tpm limits let a call of
+// tokens go.
+func (m *Member) waitLimits(ctx context.Context, tokens int) error {
+	if m.calls != nil {
+		if err := m.calls.WaitN(ctx, 1); err != nil {
+			return fmt.Errorf("wait for the rpm limit: %w", err)
+		}
+	}
+	if m.tokens != nil {
+		if err := m.tokens.WaitN(ctx, tokens); err != nil {
+			return fmt.Errorf("wait for the tpm limit: %w", err)
+		}
+	}
+	return nil
 }

@@ -357,6 +357,31 @@ func TestRPMLimit(t *testing.T) {
 	}
 }
 
+// A tpm limit books each call's prompt and max_tokens before it goes: two
+// calls fit in the bucket of a minute's tokens at once, and the third
+// waits for the tokens it lacks (about 100 of 2,900 a minute: 2 s).
+func TestTPMLimit(t *testing.T) {
+	s := llmtest.New(t, llmtest.Echo)
+	cfg := member("a", s.URL)
+	cfg.MaxTokens = 1000
+	q := ask("q")
+	per := countPrompt(q.Messages) + cfg.MaxTokens
+	cfg.TPM = 3*per - 100
+	m := newTestMember(t, cfg, nil)
+	for i := range 3 {
+		if _, err := m.Ask(t.Context(), ask(strings.Repeat("q", i+1))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reqs := s.Requests()
+	if len(reqs) != 3 {
+		t.Fatalf("%d calls, want 3", len(reqs))
+	}
+	if w := reqs[2].At.Sub(reqs[0].At); w < 1500*time.Millisecond {
+		t.Errorf("the third call of %d tokens under %d tpm came %v after the first, want about 2 s", per, cfg.TPM, w)
+	}
+}
+
 func TestTokensFromAPIOrCounted(t *testing.T) {
 	noUsage := "data: {\"id\":\"x\",\"object\":\"chat.completion.chunk\",\"model\":\"served\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hello world\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n"
 	s := llmtest.New(t, func(r llmtest.Request) llmtest.Reply {

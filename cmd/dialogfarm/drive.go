@@ -70,7 +70,9 @@ func modelLimits(fc pipeline.FarmConfig) pool.Limits {
 	if fc.Limits == nil {
 		return nil
 	}
-	return func(mc pool.MemberConfig) pool.Limiter { return fc.Limits.Limiter(mc.LimitKey(), mc.RPM, mc.Model) }
+	return func(l pool.Limit) pool.Limiter {
+		return fc.Limits.Limiter(farm.LimitSpec{Key: l.Key, Model: l.Model, Unit: l.Unit, PerMinute: l.PerMinute, Burst: l.Burst})
+	}
 }
 
 // addDriveFlags adds the flags of the drive stage.

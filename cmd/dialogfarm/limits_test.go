@@ -23,14 +23,7 @@ import (
 // their calls: 8 calls span 1.4 s. With a limit of their own each, each
 // worker's 4 calls would span 0.6 s, side by side.
 func TestWorkersPoolsShareTheirModelsRPM(t *testing.T) {
-	var mu sync.Mutex
-	var arrived []time.Time
-	llm := llmtest.New(t, func(r llmtest.Request) llmtest.Reply {
-		mu.Lock()
-		arrived = append(arrived, time.Now())
-		mu.Unlock()
-		return llmtest.Reply{Text: "ok"}
-	})
+	llm := llmtest.New(t, llmtest.Fixed("ok"))
 	dir := t.TempDir()
 	creds, err := farm.EnsureCreds(filepath.Join(dir, farm.CredsDir), 2)
 	if err != nil {
@@ -96,8 +89,10 @@ func TestWorkersPoolsShareTheirModelsRPM(t *testing.T) {
 		}
 	}
 	wg.Wait()
-	mu.Lock()
-	defer mu.Unlock()
+	var arrived []time.Time
+	for _, r := range llm.Requests() {
+		arrived = append(arrived, r.At)
+	}
 	if len(arrived) != 8 {
 		t.Fatalf("the model got %d calls, want 8", len(arrived))
 	}

@@ -48,7 +48,7 @@ func TestLoadExampleConfig(t *testing.T) {
 		t.Fatalf("%d members, want 3", n)
 	}
 	gpt, qwen, ds := s.Pool.Members[0], s.Pool.Members[1], s.Pool.Members[2]
-	if gpt.Name != "gpt-4o-mini" || gpt.RPM != 500 || gpt.InputPrice != 0.15 || gpt.Timeout != 2*time.Minute || gpt.APIKey != "sk-example-key" {
+	if gpt.Name != "gpt-4o-mini" || gpt.RPM != 500 || gpt.TPM != 200000 || gpt.InputPrice != 0.15 || gpt.Timeout != 2*time.Minute || gpt.APIKey != "sk-example-key" {
 		t.Errorf("gpt member %+v", gpt)
 	}
 	if qwen.APIKeyEnv != "" || qwen.APIKey != "" || !qwen.Stream || qwen.Temperature != nil || qwen.Timeout != 3*time.Minute {

@@ -56,6 +56,8 @@ type Request struct {
 	// Body is the request body byte for byte; Header a copy of the headers.
 	Body   []byte
 	Header http.Header
+	// At is when it arrived.
+	At time.Time
 }
 
 // LastUser is the content of the request's last user message, or "".
@@ -178,6 +180,7 @@ func (s *Server) record(r *http.Request, body []byte, in dialog.ChatRequest) Req
 		Stream:   in.Stream,
 		Body:     slices.Clone(body),
 		Header:   r.Header.Clone(),
+		At:       time.Now(),
 	}
 	s.reqs = append(s.reqs, req)
 	return req
