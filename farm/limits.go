@@ -16,8 +16,8 @@ import (
 	"golang.org/x/time/rate"
 )
 
-// LimitsBucket holds the farm's shared rate limits: for each limit, the
-// time its next call may go.
+// LimitsBucket holds the farm's shared rate limits: for each limit, when
+// its bucket is full again.
 const LimitsBucket = "dfarm_limits"
 
 // limitsTTL is how long the bucket keeps a limit nobody called under.
@@ -28,12 +28,14 @@ const limitsTTL = time.Hour
 // by a worker that means harm) and is taken as free now.
 const maxBooked = limitsTTL
 
-// Limits spaces the model calls of every process of a farm that share a
-// limit: a provider's rpm counts the calls made with one key, from any
-// machine, so fifty workers with a limit of their own each would make
-// fifty times as many. Each call books the next free time of its limit
-// in the farm's LimitsBucket (a compare-and-set on one key: every process
-// books after the last booking, whoever made it) and waits until then.
+// Limits keeps the rate limits (calls or tokens a minute) of every process
+// of a farm that calls one model with one key as one: a provider counts
+// the calls and tokens of a key from any machine, so fifty workers with a
+// limit of their own each would take fifty times as many. Each limit is
+// a token bucket in the farm's LimitsBucket, kept as the time it is full
+// again: a call takes its units with a compare-and-set on that one key
+// (every process books after the last booking, whoever made it) and
+// waits until the bucket holds them.
 //
 // Until Bind, and when the farm has no such bucket, each limiter is a
 // token bucket of this process's own (what a process alone does). While
@@ -66,7 +68,7 @@ func NewLimits(log *zap.Logger) *Limits { return &Limits{log: log} }
 func (l *Limits) Bind(ctx context.Context, q *Queue) {
 	kv, err := q.js.KeyValue(ctx, LimitsBucket)
 	if err != nil {
-		l.log.Warn("the farm keeps no shared rate limits (its streams were set up by an older dialogfarm): each process spaces its models' calls by their rpm on its own",
+		l.log.Warn("the farm keeps no shared rate limits (its streams were set up by an older dialogfarm): each process keeps its models' rpm and tpm on its own",
 			zap.String("bucket", LimitsBucket), zap.Error(err))
 		return
 	}

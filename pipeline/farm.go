@@ -64,8 +64,8 @@ type FarmConfig struct {
 	// Drain, when closed, stops a worker (Work) pulling jobs: it finishes
 	// the dialogues in progress and returns.
 	Drain <-chan struct{}
-	// Limits, when set, are the rpm limits this process's models take
-	// from the farm (pool.Policy.Limits), shared with its other processes:
+	// Limits, when set, are the rpm and tpm limits this process's models
+	// take from the farm (pool.Policy.Limits), shared with its other processes:
 	// bound to a remote farm once it is open, local until then and on the
 	// embedded one (no other process calls from it).
 	Limits *farm.Limits

@@ -29,8 +29,8 @@ type Request struct {
 type Policy struct {
 	Retry   RetryConfig
 	Breaker BreakerConfig
-	// Limits, when set, makes the rpm limiter of each member that has an
-	// rpm (see Limits); nil gives each member a token bucket of its own.
+	// Limits, when set, makes the limiters of each member's rpm and tpm
+	// (see Limits); nil gives each member token buckets of its own.
 	Limits Limits
 }
 
@@ -40,8 +40,8 @@ func DefaultPolicy() Policy {
 }
 
 // Member is one OpenAI-compatible model: a pool member, the judge model or
-// a stage's model. It bounds its calls in flight, spaces them by its RPM
-// and TPM limits, retries transient failures, stops calling for a cool-down after
+// a stage's model. It bounds its calls in flight, keeps its RPM and TPM
+// limits, retries transient failures, stops calling for a cool-down after
 // failing too often (circuit breaker), counts tokens and cost, answers from
 // the cache when it can, and cuts its API key out of every error, log line
 // and answer. Its methods are safe for concurrent use.

@@ -27,8 +27,8 @@ type Pool struct {
 // Option changes the policy New gives the members.
 type Option func(*Policy)
 
-// WithLimits takes the members' rpm limiters from limits (nil: each its
-// own token bucket).
+// WithLimits takes the members' rpm and tpm limiters from limits (nil:
+// token buckets of each member's own).
 func WithLimits(limits Limits) Option { return func(p *Policy) { p.Limits = limits } }
 
 // New builds a pool from cfg, whose keys must be resolved (ResolveKeys).

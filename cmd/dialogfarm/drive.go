@@ -57,15 +57,15 @@ func addQueryModelFlags(cmd *cobra.Command) {
 }
 
 // queryModel is the model the flags addQueryModelFlags added name, nil
-// for none; its rpm limit is limits'.
+// for none; its rpm and tpm limits are limits'.
 func (a *app) queryModel(limits pool.Limits) (configgen.Model, error) {
 	return stageModel("queries", a.v.GetString("query-model-base-url"), a.v.GetString("query-model"),
 		a.v.GetString("query-api-key-env"), 0, a.keyAllow, limits, a.log)
 }
 
-// modelLimits is how the models of a process on farm fc space their calls
-// by their rpm: through the farm, shared with its other processes, when
-// it is a remote one; else (nil) each model on its own.
+// modelLimits is how the models of a process on farm fc keep their rpm
+// and tpm: through the farm, shared with its other processes, when it is
+// a remote one; else (nil) each model on its own.
 func modelLimits(fc pipeline.FarmConfig) pool.Limits {
 	if fc.Limits == nil {
 		return nil
