@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
@@ -296,128 +295,6 @@ func Open(ctx context.Context, js jetstream.JetStream) (*Queue, error) {
 	info := q.workers.CachedInfo()
 	q.cfg = QueueConfig{AckWait: info.Config.AckWait, MaxDeliver: info.Config.MaxDeliver}
 	return q, nil
-}
-
-// EnqueueOption changes how Enqueue makes jobs.
-type EnqueueOption func(*Job)
-
-// WithRepos names each config's repository in the farm's repos bucket
-// (ShipRepos made refs, by the repository's folder).
-func WithRepos(refs map[string]RepoRef) EnqueueOption {
-	return func(j *Job) {
-		if ref, ok := refs[j.Config.Repo]; ok {
-			j.Repo = &ref
-		}
-	}
-}
-
-// Enqueue publishes a job for every config that skip does not name and
-// that has no job queued yet. A config that is enqueued again loses any
-// earlier result or dead letter (it is being driven again, as a resumed
-// run drives configs whose record failed). It returns how many jobs are
-// queued for configs (new and already waiting).
-func (q *Queue) Enqueue(ctx context.Context, run string, configs []dialog.ChatConfig, maxAttempts int, skip func(id string) bool, opts ...EnqueueOption) (int, error) {
-	key, err := q.runKey(run)
-	if err != nil {
-		return 0, err
-	}
-	waiting, err := q.okWaiting(ctx, run, key)
-	if err != nil {
-		return 0, err
-	}
-	queued := 0
-	for _, c := range configs {
-		if skip != nil && skip(c.ID) {
-			continue
-		}
-		queued++
-		if waiting[c.ID] {
-			continue // driven while the run was away: its collector takes it
-		}
-		if m, err := q.jobs.GetLastMsgForSubject(ctx, jobSubject(run, c.ID)); err == nil {
-			if ownJob(m.Data, key, run, c.ID) {
-				continue // still queued or in flight from an earlier start
-			}
-			// Not a job this run enqueued: a message another client had
-			// the server put on the subject. It must not stand for one.
-			if err := q.jobs.DeleteMsg(ctx, m.Sequence); err != nil && !errors.Is(err, jetstream.ErrMsgNotFound) {
-				return queued, fmt.Errorf("delete a stray message on job %s: %w", c.ID, err)
-			}
-		} else if !errors.Is(err, jetstream.ErrMsgNotFound) {
-			return queued, fmt.Errorf("look up job %s: %w", c.ID, err)
-		}
-		for _, p := range []struct {
-			s    jetstream.Stream
-			subj string
-		}{{q.results, resultSubject(run, c.ID, "*")}, {q.dead, deadSubject(run, c.ID)}} {
-			if err := p.s.Purge(ctx, jetstream.WithPurgeSubject(p.subj)); err != nil {
-				return queued, fmt.Errorf("clear earlier outcome of %s: %w", c.ID, err)
-			}
-		}
-		nonce, err := newNonce()
-		if err != nil {
-			return queued, err
-		}
-		job := Job{Run: run, Config: c, MaxAttempts: maxAttempts, Nonce: nonce, Token: seal(key, run, c.ID, nonce)}
-		for _, o := range opts {
-			o(&job)
-		}
-		data, err := json.Marshal(job)
-		if err != nil {
-			return queued, fmt.Errorf("encode job %s: %w", c.ID, err)
-		}
-		if err := retry(ctx, q.js.Conn(), func(ctx context.Context) error {
-			_, err := q.js.Publish(ctx, jobSubject(run, c.ID), data)
-			return err
-		}); err != nil {
-			return queued, fmt.Errorf("enqueue %s: %w", c.ID, err)
-		}
-	}
-	return queued, nil
-}
-
-// okWaiting are the configs of run that have an ok result on the farm its
-// collector would take (sealed for the run, on the subject of the config
-// and of the worker that published it): a run resumed after it was
-// stopped, while the workers drove its jobs on, keeps these rather than
-// driving the configs again. A failed result is not kept: a resumed run
-// drives its failed configs again.
-func (q *Queue) okWaiting(ctx context.Context, run string, key []byte) (map[string]bool, error) {
-	prefix := resultPrefix(run)
-	info, err := q.results.Info(ctx, jetstream.WithSubjectFilter(prefix+">"))
-	if err != nil {
-		return nil, fmt.Errorf("look up the results of run %s: %w", run, err)
-	}
-	ok := map[string]bool{}
-	for subj := range info.State.Subjects {
-		config, _, bound := subjectUser(subj, prefix)
-		if !bound {
-			continue
-		}
-		m, err := q.results.GetLastMsgForSubject(ctx, subj)
-		if errors.Is(err, jetstream.ErrMsgNotFound) {
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("look up the results of run %s: %w", run, err)
-		}
-		var r Result
-		if json.Unmarshal(m.Data, &r) != nil {
-			continue
-		}
-		id := r.Dialogue.ConfigID
-		if r.Run == run && config == token(id) && r.Dialogue.Status == dialog.StatusOK &&
-			sealed(key, run, id, r.Delivery.Nonce, r.Delivery.Token) {
-			ok[id] = true
-		}
-	}
-	return ok, nil
-}
-
-// ownJob says whether data is a job of run for config id sealed with key.
-func ownJob(data, key []byte, run, id string) bool {
-	var j Job
-	return json.Unmarshal(data, &j) == nil && j.Run == run && j.Config.ID == id && sealed(key, run, id, j.Nonce, j.Token)
 }
 
 // retry runs f with short attempts until it succeeds or ctx ends; the farm

@@ -72,6 +72,12 @@ type FarmConfig struct {
 	// IdleExit, when positive, stops a worker (Work) that has had no job
 	// for that long (farm.WorkerConfig.IdleExit).
 	IdleExit time.Duration
+	// Backlog bounds how many of a run's configs wait or are in flight
+	// on a remote farm at once (see backlog.go): more are enqueued as
+	// outcomes come in. 0 is three per simulator of the farm, at least
+	// 32; BacklogAll enqueues them all at once, as a run on the embedded
+	// farm does.
+	Backlog int
 	// PauseAfterFailures pauses a worker (Work) that many dialogues, each
 	// of another config, failed on in a row, so that the other workers
 	// drive the jobs (see farm.WorkerConfig): 0 is 5 or its simulators,
@@ -302,8 +308,16 @@ func farmRun(ctx context.Context, cfg DriveConfig, configs []dialog.ChatConfig, 
 		}
 		opts, filesDir = append(opts, farm.WithRepos(refs)), filepath.Join(out, FailuresDir)
 	}
-	if _, err := q.Enqueue(ctx, run, todo, max(fc.Attempts, 1), records.Done, opts...); err != nil {
+	enq, err := q.Enqueuer(ctx, run)
+	if err != nil {
 		return sum, err
+	}
+	bl := &backlog{e: enq, q: q, size: fc.Backlog, log: log,
+		enqueue: func(ctx context.Context, cs []dialog.ChatConfig) (int, error) {
+			return enq.Enqueue(ctx, cs, max(fc.Attempts, 1), records.Done, opts...)
+		}}
+	if fc.NATS.URL == "" {
+		bl.size = BacklogAll
 	}
 	attempts, err := openExchangeLog(filepath.Join(out, AttemptsFile), 0)
 	if err != nil {
@@ -319,6 +333,8 @@ func farmRun(ctx context.Context, cfg DriveConfig, configs []dialog.ChatConfig, 
 	g, gctx := errgroup.WithContext(ctx)
 	wctx, stopWorkers := context.WithCancel(gctx)
 	defer stopWorkers()
+	collected := make(chan int, 1) // the latest Progress.Done, for the backlog
+	g.Go(func() error { return bl.run(gctx, todo, collected) })
 	if fc.Local {
 		w, stop, err := start(q, len(todo))
 		if err != nil {
@@ -339,6 +355,11 @@ func farmRun(ctx context.Context, cfg DriveConfig, configs []dialog.ChatConfig, 
 			Attempts: func(v any) error { return attempts.Append(v.(farm.Attempt).Dialogue) },
 			Dead:     dead.Append,
 			Progress: func(p farm.Progress) {
+				select { // only the collector sends: room once the last value is taken off
+				case <-collected:
+				default:
+				}
+				collected <- p.Done
 				if cfg.Run.Progress != nil {
 					cfg.Run.Progress(driver.Progress{Done: p.Done, Total: p.Total, OK: p.OK, Failed: p.Failed + p.Dead, Elapsed: p.Elapsed, Last: p.Last})
 				}

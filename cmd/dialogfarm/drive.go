@@ -87,6 +87,7 @@ func addDriveFlags(cmd *cobra.Command) {
 	f.String("start-spacing", "auto", "least time between the starts of two dialogues on this machine, so that simulators falling idle together do not all step at once (auto: a second over the machine's cores; 0: none)")
 	f.Int("recycle-heap-mib", rec.HeapMiB, "replace a simulator's window whose JavaScript heap in use passed this many MiB after a dialogue (0: never by memory; windows that share a Chromium renderer process count an equal share of its heap)")
 	addFarmFlags(cmd)
+	f.Int("farm-backlog", 0, "on a shared farm (--nats), how many of the run's configs wait or are in flight at once; more are enqueued as their outcomes come, so that runs sharing the farm take turns (0: three per simulator of the farm, at least 32; -1: every config at once)")
 	f.Int("context-lines", configgen.DefaultConfig().ContextLines, "lines before and after the cursor the plugin sends when nothing is selected (written as its askplugin.contextLines setting)")
 }
 

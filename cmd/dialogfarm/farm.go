@@ -54,6 +54,7 @@ func natsAliases(_ *pflag.FlagSet, name string) pflag.NormalizedName {
 func (a *app) farmConfig() (pipeline.FarmConfig, error) {
 	fc := pipeline.DefaultFarmConfig()
 	fc.Attempts = a.v.GetInt("attempts") // in range (ranges.go)
+	fc.Backlog = a.v.GetInt("farm-backlog")
 	// Two deliveries beyond the attempts: a worker that dies mid-dialogue
 	// costs a delivery without an attempt being recorded.
 	fc.Queue.MaxDeliver = fc.Attempts + 2
@@ -364,6 +365,7 @@ job for it for that long.`,
 	cmd.Flags().Int("exchanges-mib", 1024,
 		"MiB of OUT/exchanges.jsonl; beyond it, the file is moved aside and one older file kept (the records carry the exchanges to the run folder; 0: keep every one)")
 	addDriveFlags(cmd)
+	_ = cmd.Flags().MarkHidden("farm-backlog") // a run's, not a worker's
 	addQueryModelFlags(cmd)
 	addResponderFlags(cmd)
 	addToolFlags(cmd)

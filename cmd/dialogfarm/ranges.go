@@ -62,6 +62,7 @@ func flagRanges() map[string]flagRange {
 		"repo-cache-mib":       count(0, 1<<30, ""),
 		"exchanges-mib":        count(0, 1<<30, ""),
 		"pause-after-failures": count(-1, 1_000_000, "0: 5 or --sessions, whichever is more; -1: never"),
+		"farm-backlog":         count(-1, pipeline.MaxDialogues, "0: three per simulator of the farm, at least 32; -1: every config at once"),
 		"limit":                count(0, pipeline.MaxDialogues, ""),
 		"max-tokens":           count(0, sft.MaxMaxTokens, ""),
 		"resamples":            count(1000, 1_000_000, "fewer than 1000 bootstrap resamples give no stable interval"),

@@ -1,0 +1,106 @@
+package pipeline
+
+import (
+	"context"
+	"time"
+
+	"go.uber.org/zap"
+
+	"dialogfarm/dialog"
+	"dialogfarm/farm"
+)
+
+// A run on a shared farm enqueues its configs a part at a time: at most
+// a backlog of them wait or are in flight, and more are enqueued as their
+// outcomes come in. The farm's queue hands out jobs in the order they
+// were enqueued, so a run that enqueued all its configs at once held
+// every worker until the last of them was out, and a run started after
+// it waited for all of them; with backlogs, it waits for the backlogs of
+// the runs before it at most. A run that stops (its machine rebooted)
+// leaves no more than its backlog to the workers.
+const (
+	// BacklogAll enqueues every config at once (FarmConfig.Backlog).
+	BacklogAll = -1
+	// backlogPerSimulator is the auto backlog per simulator of the farm:
+	// one job in its window, one its worker holds ahead, and one waiting
+	// on the farm for when those are done before the run enqueues more.
+	backlogPerSimulator = 3
+	// minBacklog is the least auto backlog, for a farm whose workers have
+	// not reported yet.
+	minBacklog = 32
+	// backlogReadEvery is how often an auto backlog reads the farm's
+	// simulators again.
+	backlogReadEvery = 30 * time.Second
+)
+
+// backlog enqueues a run's configs (todo, in queue order) a part at a
+// time.
+type backlog struct {
+	e    *farm.Enqueuer
+	q    *farm.Queue
+	size int // FarmConfig.Backlog: 0 auto, BacklogAll, or a number
+	// enqueue enqueues configs through e with the run's options.
+	enqueue func(ctx context.Context, cs []dialog.ChatConfig) (int, error)
+	log     *zap.Logger
+
+	auto   int
+	autoAt time.Time
+}
+
+// want is how many of the run's configs may wait or be in flight now.
+func (b *backlog) want(ctx context.Context) int {
+	if b.size > 0 {
+		return b.size
+	}
+	if b.autoAt.IsZero() || time.Since(b.autoAt) >= backlogReadEvery {
+		b.auto, b.autoAt = max(minBacklog, backlogPerSimulator*b.q.Simulators(ctx)), time.Now()
+	}
+	return b.auto
+}
+
+// run enqueues todo: at once for BacklogAll; else first the configs an
+// earlier start of the run left on the farm (their jobs, their results
+// not collected), then the others as the run's outcomes come in, each
+// number of outcomes collected (farm.Progress.Done) read from done, so
+// that at most a backlog of them wait or are in flight. It returns once
+// every config is enqueued, or ctx ended.
+func (b *backlog) run(ctx context.Context, todo []dialog.ChatConfig, done <-chan int) error {
+	if b.size == BacklogAll {
+		_, err := b.enqueue(ctx, todo)
+		return err
+	}
+	var again, fresh []dialog.ChatConfig
+	for _, c := range todo {
+		if b.e.OnFarm(c.ID) {
+			again = append(again, c)
+		} else {
+			fresh = append(fresh, c)
+		}
+	}
+	queued, err := b.enqueue(ctx, again)
+	if err != nil {
+		return err
+	}
+	collected := 0
+	for len(fresh) > 0 {
+		want := b.want(ctx)
+		// Enqueue in parts of a quarter of the backlog at least, each
+		// a few requests to the farm, rather than one per outcome.
+		if room := want - (queued - collected); room >= max(1, want/4) {
+			k := min(len(fresh), max(room, 1))
+			n, err := b.enqueue(ctx, fresh[:k])
+			if err != nil {
+				return err
+			}
+			queued, fresh = queued+n, fresh[k:]
+			continue
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case collected = <-done:
+		}
+	}
+	b.log.Debug("every config of the run is enqueued", zap.Int("configs", len(todo)))
+	return nil
+}
