@@ -62,45 +62,75 @@ func (b *backlog) want(ctx context.Context) int {
 // earlier start of the run left on the farm (their jobs, their results
 // not collected), then the others as the run's outcomes come in, each
 // number of outcomes collected (farm.Progress.Done) read from done, so
-// that at most a backlog of them wait or are in flight. It returns once
-// every config is enqueued, or ctx ended.
+// that at most a backlog of them wait or are in flight. A config the farm
+// does not take (its server restarting) is tried again, for up to
+// enqueueGiveUp. It returns once every config is enqueued, or ctx ended.
 func (b *backlog) run(ctx context.Context, todo []dialog.ChatConfig, done <-chan int) error {
 	if b.size == BacklogAll {
 		_, err := b.enqueue(ctx, todo)
 		return err
 	}
-	var again, fresh []dialog.ChatConfig
+	var list []dialog.ChatConfig
+	again := 0
 	for _, c := range todo {
 		if b.e.OnFarm(c.ID) {
-			again = append(again, c)
-		} else {
-			fresh = append(fresh, c)
+			list = append(list, c)
+			again++
 		}
 	}
-	queued, err := b.enqueue(ctx, again)
-	if err != nil {
-		return err
+	for _, c := range todo {
+		if !b.e.OnFarm(c.ID) {
+			list = append(list, c)
+		}
 	}
-	collected := 0
-	for len(fresh) > 0 {
-		want := b.want(ctx)
-		// Enqueue in parts of a quarter of the backlog at least, each
-		// a few requests to the farm, rather than one per outcome.
-		if room := want - (queued - collected); room >= max(1, want/4) {
-			k := min(len(fresh), max(room, 1))
-			n, err := b.enqueue(ctx, fresh[:k])
-			if err != nil {
-				return err
+	queued, collected, room := 0, 0, again
+	var failing time.Time // since when enqueueing fails
+	for i := 0; i < len(list); {
+		if room == 0 {
+			// Enqueue in parts of a quarter of the backlog at least, each
+			// a few requests to the farm, rather than one per outcome.
+			want := b.want(ctx)
+			if r := want - (queued - collected); r >= max(1, want/4) {
+				room = r
+				continue
 			}
-			queued, fresh = queued+n, fresh[k:]
+			select {
+			case <-ctx.Done():
+				return nil
+			case collected = <-done:
+			}
 			continue
 		}
-		select {
-		case <-ctx.Done():
+		n, err := b.enqueue(ctx, list[i:i+1])
+		switch {
+		case err == nil:
+			queued, room, failing = queued+n, room-1, time.Time{}
+			i++
+		case ctx.Err() != nil:
 			return nil
-		case collected = <-done:
+		case failing.IsZero():
+			failing = time.Now()
+			b.log.Warn("enqueue a config of the run: trying again", zap.String("config", list[i].ID), zap.Error(err))
+		case time.Since(failing) > enqueueGiveUp:
+			return err
+		}
+		if err != nil {
+			t := time.NewTimer(enqueueRetry)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return nil
+			case <-t.C:
+			}
 		}
 	}
 	b.log.Debug("every config of the run is enqueued", zap.Int("configs", len(todo)))
 	return nil
 }
+
+// How a backlog enqueues a config the farm did not take: again after
+// enqueueRetry, for up to enqueueGiveUp.
+const (
+	enqueueRetry  = time.Second
+	enqueueGiveUp = 10 * time.Minute
+)

@@ -45,7 +45,7 @@ func TestChaosEditor(t *testing.T) {
 // shared folder: `farm serve`, two workers that cannot see the
 // coordinator's folder (each in a private mount namespace where it is an
 // empty tmpfs, so the repository comes through the farm's object store),
-// and `run --nats --sessions 0`. A worker is killed with SIGKILL in the
+// and `run --nats --sessions 0 --farm-backlog 3`. A worker is killed with SIGKILL in the
 // middle of the run and started again (on its repository cache), then
 // the run itself (and resumed), then the farm server (and started again on
 // its store and port). At the end every config has exactly one record.
@@ -128,7 +128,10 @@ func TestChaosEditorRemoteWorkers(t *testing.T) {
 	}
 	workers := []*proc{worker(0), worker(1)}
 	runArgs := []string{"run", "--root", root, "--config", cfgPath, "--profile", "default", "--repos", filepath.Join(root, "examples", "sample-repo"),
-		"--n", strconv.Itoa(n), "--seed", "5", "--out", out, "--nats", url, "--creds", coordCreds, "--sessions", "0"}
+		"--n", strconv.Itoa(n), "--seed", "5", "--out", out, "--nats", url, "--creds", coordCreds, "--sessions", "0",
+		// A backlog under the 10 configs: the run enqueues as outcomes
+		// come, across its kill and the farm server's.
+		"--farm-backlog", "3"}
 	lifetime := func() *proc { return start(exec.CommandContext(ctx, bin, runArgs...)) }
 	run := lifetime()
 	wait := func(p *proc, records int, what string) bool {
