@@ -64,6 +64,17 @@ func TestChaosEditorRemoteWorkers(t *testing.T) {
 		return reply
 	})
 	cfgPath := twoCoderConfig(t, tmp, model.URL)
+	// Limits for coder-a, which the workers share through the farm: its
+	// calls book there across the kills (and fall back to each worker's
+	// own while the farm server is down).
+	yaml, err := os.ReadFile(cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	yaml = []byte(strings.Replace(string(yaml), "model: coder-a}", "model: coder-a, rpm: 600, tpm: 2000000}", 1))
+	if err := os.WriteFile(cfgPath, yaml, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	coordDir := filepath.Join(tmp, "coordinator")
 	if err := os.MkdirAll(coordDir, 0o700); err != nil {
 		t.Fatal(err)
