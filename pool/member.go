@@ -259,6 +259,14 @@ func (m *Member) tokensAhead(creq openai.ChatCompletionRequest) int {
 // waitLimits waits until the member's rpm and tpm limits let a call of
 // tokens go.
 func (m *Member) waitLimits(ctx context.Context, tokens int) error {
+	if m.calls == nil && m.tokens == nil {
+		return nil
+	}
+	start := time.Now()
+	defer func() {
+		waited := time.Since(start).Seconds()
+		m.record(func(s *Stats) { s.LimitWait += waited })
+	}()
 	if m.calls != nil {
 		if err := m.calls.WaitN(ctx, 1); err != nil {
 			return fmt.Errorf("wait for the rpm limit: %w", err)

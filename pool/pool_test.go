@@ -380,6 +380,9 @@ func TestTPMLimit(t *testing.T) {
 	if w := reqs[2].At.Sub(reqs[0].At); w < 1500*time.Millisecond {
 		t.Errorf("the third call of %d tokens under %d tpm came %v after the first, want about 2 s", per, cfg.TPM, w)
 	}
+	if w := m.Stats().LimitWait; w < 1.5 || w > 30 {
+		t.Errorf("the member's calls waited %.2f s for its limit, want about 2", w)
+	}
 }
 
 func TestTokensFromAPIOrCounted(t *testing.T) {

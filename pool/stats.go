@@ -24,6 +24,10 @@ type Stats struct {
 	CompletionTokens int `json:"completion_tokens"`
 	// CostUSD is the estimated spend: cache hits cost nothing.
 	CostUSD float64 `json:"cost_usd"`
+	// LimitWait is the time calls waited for the member's rpm and tpm
+	// limits (on a farm, the farm's), in seconds summed over the calls:
+	// a limit that holds the simulators back shows here.
+	LimitWait float64 `json:"limit_wait_seconds,omitempty"`
 	// FailingStreak counts the pool requests failed in a row; Failing is
 	// set once it reaches Config.FailingAfter.
 	FailingStreak int    `json:"failing_streak"`

@@ -493,7 +493,7 @@ func writeStats(w io.Writer, stats []pool.Stats) {
 		return
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "member\tmodel\tanswers\tcalls\tretries\tfailures\tlate\tskipped\tcache hits\tprompt tok\tcompletion tok\tcost USD\tstatus")
+	fmt.Fprintln(tw, "member\tmodel\tanswers\tcalls\tretries\tfailures\tlate\tskipped\tcache hits\tprompt tok\tcompletion tok\tcost USD\tlimit wait s\tstatus")
 	for _, s := range stats {
 		status := "ok"
 		if s.Failing {
@@ -502,8 +502,8 @@ func writeStats(w io.Writer, stats []pool.Stats) {
 		if s.Circuit != "" && s.Circuit != "closed" {
 			status = "circuit " + s.Circuit + "; " + status
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%.4f\t%s\n", s.Member, s.Model, s.Answers, s.Calls,
-			s.Retries, s.Failures, s.Late, s.Skipped, s.CacheHits, s.PromptTokens, s.CompletionTokens, s.CostUSD, status)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%.4f\t%.1f\t%s\n", s.Member, s.Model, s.Answers, s.Calls,
+			s.Retries, s.Failures, s.Late, s.Skipped, s.CacheHits, s.PromptTokens, s.CompletionTokens, s.CostUSD, s.LimitWait, status)
 	}
 	_ = tw.Flush()
 }

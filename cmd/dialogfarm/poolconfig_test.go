@@ -234,8 +234,8 @@ func TestModelStatsOfAProcessThatCalledNone(t *testing.T) {
 	if got := none.String(); !strings.HasPrefix(got, "models: no call from this process") || strings.Contains(got, "coder-a") {
 		t.Errorf("stats of no call:\n%s", got)
 	}
-	writeStats(&some, []pool.Stats{{Member: "coder-a", Model: "m1", Calls: 3, Answers: 3}, {Member: "judge", Model: "j"}})
-	if got := some.String(); !strings.Contains(got, "cost USD") || !strings.Contains(got, "coder-a") || !strings.Contains(got, "judge") {
+	writeStats(&some, []pool.Stats{{Member: "coder-a", Model: "m1", Calls: 3, Answers: 3, LimitWait: 12.34}, {Member: "judge", Model: "j"}})
+	if got := some.String(); !strings.Contains(got, "limit wait s") || !strings.Contains(got, "12.3") || !strings.Contains(got, "judge") {
 		t.Errorf("stats of 3 calls:\n%s", got)
 	}
 }
