@@ -59,7 +59,7 @@ func (q *Queue) Enqueuer(ctx context.Context, run string) (*Enqueuer, error) {
 	if err != nil {
 		return nil, err
 	}
-	info, err := q.jobs.Info(ctx, jetstream.WithSubjectFilter("dfarm.jobs."+token(run)+".>"))
+	info, err := q.jobs.Info(ctx, jetstream.WithSubjectFilter(runJobs(run)))
 	if err != nil {
 		return nil, fmt.Errorf("look up the jobs of run %s: %w", run, err)
 	}

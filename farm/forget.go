@@ -44,7 +44,7 @@ func (q *Queue) Forget(ctx context.Context, run string, force bool, log *zap.Log
 	f := Forgotten{Jobs: st.Queued, Outcomes: st.Results + st.Dead}
 	jobs, err := q.js.Stream(ctx, JobsStream)
 	if err == nil {
-		err = jobs.Purge(ctx, jetstream.WithPurgeSubject("dfarm.jobs."+token(run)+".>"))
+		err = jobs.Purge(ctx, jetstream.WithPurgeSubject(runJobs(run)))
 	}
 	if err != nil {
 		return f, fmt.Errorf("forget run %s: take its jobs off the farm: %w", run, err)

@@ -146,47 +146,42 @@ func (s *Limiter) units(n int) int { return min(max(n, 1), s.spec.Burst) }
 // a booking whose wait ctx cut short is not given back.
 func (s *Limiter) WaitN(ctx context.Context, n int) error {
 	n = s.units(n)
-	kv := s.limits.bucket()
-	if kv == nil {
+	at, ok := s.shared(ctx, n)
+	if !ok {
 		return s.local.WaitN(ctx, n)
 	}
-	bctx, cancel := context.WithTimeout(ctx, bookTimeout)
-	at, err := s.book(bctx, kv, n)
-	cancel()
-	if err != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		s.limits.fellBack(s.spec.Key, err)
-		return s.local.WaitN(ctx, n)
-	}
-	d := time.Until(at)
-	if d <= 0 {
-		return nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
+	if !sleepCtx(ctx, time.Until(at)) {
 		return ctx.Err()
-	case <-t.C:
-		return nil
 	}
+	return nil
 }
 
 // Book books n units that went already, without waiting.
 func (s *Limiter) Book(n int) {
 	n = s.units(n)
-	if kv := s.limits.bucket(); kv != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), bookTimeout)
-		_, err := s.book(ctx, kv, n)
-		cancel()
-		if err == nil {
-			return
-		}
-		s.limits.fellBack(s.spec.Key, err)
+	if _, ok := s.shared(context.Background(), n); !ok {
+		s.local.ReserveN(time.Now(), n)
 	}
-	s.local.ReserveN(time.Now(), n)
+}
+
+// shared books n units through the farm and says when they may go; ok is
+// false when the limits are local now, or the booking failed (logged the
+// first time; the limits are then local for a while).
+func (s *Limiter) shared(ctx context.Context, n int) (at time.Time, ok bool) {
+	kv := s.limits.bucket()
+	if kv == nil {
+		return time.Time{}, false
+	}
+	bctx, cancel := context.WithTimeout(ctx, bookTimeout)
+	defer cancel()
+	at, err := s.book(bctx, kv, n)
+	if err != nil {
+		if ctx.Err() == nil {
+			s.limits.fellBack(s.spec.Key, err)
+		}
+		return time.Time{}, false
+	}
+	return at, true
 }
 
 // book takes n units from the limit's bucket, if no other process booked

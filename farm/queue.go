@@ -124,6 +124,7 @@ type DeadLetter struct {
 // user that published them (Anonymous without one): a worker may publish
 // under its own name only.
 func jobSubject(run, id string) string  { return "dfarm.jobs." + token(run) + "." + token(id) }
+func runJobs(run string) string         { return "dfarm.jobs." + token(run) + ".>" }
 func deadSubject(run, id string) string { return "dfarm.dead." + token(run) + "." + token(id) }
 func resultSubject(run, id, user string) string {
 	return resultPrefix(run) + token(id) + "." + user

@@ -70,20 +70,16 @@ func (b *backlog) run(ctx context.Context, todo []dialog.ChatConfig, done <-chan
 		_, err := b.enqueue(ctx, todo)
 		return err
 	}
-	var list []dialog.ChatConfig
-	again := 0
+	var again, fresh []dialog.ChatConfig
 	for _, c := range todo {
 		if b.e.OnFarm(c.ID) {
-			list = append(list, c)
-			again++
+			again = append(again, c)
+		} else {
+			fresh = append(fresh, c)
 		}
 	}
-	for _, c := range todo {
-		if !b.e.OnFarm(c.ID) {
-			list = append(list, c)
-		}
-	}
-	queued, collected, room := 0, 0, again
+	list := append(again, fresh...)
+	queued, collected, room := 0, 0, len(again)
 	var failing time.Time // since when enqueueing fails
 	for i := 0; i < len(list); {
 		if room == 0 {
