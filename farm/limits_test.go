@@ -165,7 +165,9 @@ func TestTheStatusShowsTheSharedLimits(t *testing.T) {
 		c.Wait < 25*time.Second || c.Wait > 30*time.Second {
 		t.Errorf("status of the calls limit %+v, want 3 of coder-7b's 6 a minute taken, a call waiting about 30 s", c)
 	}
-	if k.Unit != "tokens" || k.Taken < 29000 || k.Taken > 30000 || k.Wait < 25*time.Second || k.Wait > 30*time.Second {
+	// A call waits for the 1 token it lacks: up to 30 s and one token's
+	// 3 ms right after the bookings.
+	if k.Unit != "tokens" || k.Taken < 29000 || k.Taken > 30000 || k.Wait < 25*time.Second || k.Wait > 30*time.Second+time.Minute/20000 {
 		t.Errorf("status of the tokens limit %+v, want about 30000 taken, a call waiting about 30 s", k)
 	}
 	text := st.Text(time.Now())
