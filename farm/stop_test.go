@@ -2,6 +2,8 @@ package farm
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -110,4 +112,42 @@ func enqueuedRig(ctx context.Context, t *testing.T, n int) (*rig, *nats.Conn) {
 	}
 	t.Cleanup(nc.Close)
 	return r, nc
+}
+
+func TestWorkerStopsWhenItsDriverCannotDrive(t *testing.T) {
+	r := startRig(t, t.TempDir(), DefaultQueueConfig())
+	cs := configs(3)
+	if _, err := r.q.Enqueue(context.Background(), "run1", cs, 3, nil); err != nil {
+		t.Fatal(err)
+	}
+	broken := fmt.Errorf("%w: extension pub.x failed to activate", ErrCannotDrive)
+	var tries atomic.Int32
+	w := NewWorker(WorkerConfig{ID: "broken", Slots: 2, FetchWait: 200 * time.Millisecond}, r.q,
+		funcDriver(func(ctx context.Context, slot int, c dialog.ChatConfig) (Outcome, error) {
+			tries.Add(1)
+			return Outcome{}, broken
+		}), nil, zaptest.NewLogger(t))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := w.Run(ctx); !errors.Is(err, broken) {
+		t.Fatalf("Run = %v, want the driver's error", err)
+	}
+	if ctx.Err() != nil || tries.Load() > 2 {
+		t.Errorf("the worker tried %d jobs (at most one per slot) and its context: %v", tries.Load(), ctx.Err())
+	}
+	stop := r.runWorkers(t, 1, 1, funcDriver(func(ctx context.Context, slot int, c dialog.ChatConfig) (Outcome, error) {
+		return Outcome{Dialogue: okDialogue(c)}, nil
+	}), zaptest.NewLogger(t))
+	defer stop()
+	recs := newMemRecords()
+	var attempts []Attempt
+	var dead []DeadLetter
+	if prog := collect(t, r.q, "run1", ids(cs), recs, &attempts, &dead); prog.OK != len(cs) || len(dead) != 0 {
+		t.Fatalf("progress %+v, %d dead", prog, len(dead))
+	}
+	for _, c := range cs {
+		if recs.appends[c.ID] != 1 {
+			t.Errorf("%s recorded %d times", c.ID, recs.appends[c.ID])
+		}
+	}
 }
