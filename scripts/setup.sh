@@ -7,7 +7,9 @@
 #   - code-server from npm (pinned), built against that Node's headers;
 #   - the reference plugin, linked into the extensions folder the driver uses;
 #   - the webview UI toolkit's bundle (pinned), the custom elements many chat
-#     views are made of, for the driver's tests of the probe on static pages.
+#     views are made of, for the driver's tests of the probe on static pages;
+#   - promtool from Debian's prometheus package (pinned; that one binary, not
+#     the server), for the tests of deploy/prometheus's alerting rules.
 # Everything except the apt packages lands in $TOOLS (default: ./tools, git-ignored).
 # Idempotent: each step checks a stamp and returns at once when already done.
 set -euo pipefail
@@ -19,6 +21,7 @@ CODE_SERVER_VERSION=4.139.1
 APT_PACKAGES="chromium libkrb5-dev python3-pytest bubblewrap"
 
 log() { printf 'setup: %s\n' "$*"; }
+SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO=sudo
 
 need_apt=()
 for p in $APT_PACKAGES; do
@@ -26,7 +29,6 @@ for p in $APT_PACKAGES; do
 done
 if [ ${#need_apt[@]} -gt 0 ]; then
   log "apt-get install ${need_apt[*]}"
-  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO=sudo
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
 fi
@@ -123,4 +125,26 @@ if [ "$(cat "$WUT_DIR/.stamp" 2>/dev/null)" != "$WUT_VERSION" ]; then
   echo "$WUT_VERSION" >"$WUT_DIR/.stamp"
 fi
 
-log "ready: node $("$NODE_HOME/bin/node" --version), code-server $CODE_SERVER_VERSION, $(/usr/bin/chromium --version 2>/dev/null)"
+# promtool: the binary alone, out of Debian's prometheus package.
+PROM_VERSION=2.42.0+ds-5+deb12u1
+PROM_DIR=$TOOLS/promtool
+if [ "$(cat "$PROM_DIR/.stamp" 2>/dev/null)" != "$PROM_VERSION" ]; then
+  log "fetching promtool (prometheus=$PROM_VERSION)"
+  tmp="$TOOLS/prom.tmp.$$"
+  rm -rf "$tmp" && mkdir -p "$tmp"
+  # apt-get download needs the package lists; root downloads without the
+  # _apt sandbox, which apt warns about.
+  fetch() { (cd "$tmp" && apt-get download -qq "prometheus=$PROM_VERSION" 2>&1 | grep -v 'unsandboxed' >&2 || true); }
+  fetch
+  if ! ls "$tmp"/prometheus_*.deb >/dev/null 2>&1; then
+    $SUDO apt-get update -qq
+    fetch
+  fi
+  dpkg-deb -x "$tmp"/prometheus_*.deb "$tmp/x"
+  rm -rf "$PROM_DIR" && mkdir -p "$PROM_DIR"
+  mv "$tmp/x/usr/bin/promtool" "$PROM_DIR/promtool"
+  rm -rf "$tmp"
+  echo "$PROM_VERSION" >"$PROM_DIR/.stamp"
+fi
+
+log "ready: node $("$NODE_HOME/bin/node" --version), code-server $CODE_SERVER_VERSION, $(/usr/bin/chromium --version 2>/dev/null), $("$PROM_DIR/promtool" --version 2>&1 | head -1)"
