@@ -3,6 +3,7 @@ package farm
 import (
 	"bufio"
 	"context"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -168,7 +169,7 @@ func TestAlertRulesNameWhatTheFarmServes(t *testing.T) {
 					}
 					for _, v := range strings.Split(mm[3], "|") {
 						if !values[v] {
-							t.Errorf("alert %s: %s's %s is never %q (served: %v)", rule.Alert, name, mm[1], v, keys(values))
+							t.Errorf("alert %s: %s's %s is never %q (served: %v)", rule.Alert, name, mm[1], v, slices.Sorted(maps.Keys(values)))
 						}
 					}
 				}
@@ -188,13 +189,4 @@ func TestAlertRulesNameWhatTheFarmServes(t *testing.T) {
 	if n == 0 {
 		t.Fatal("no alerting rule read")
 	}
-}
-
-func keys(m map[string]bool) []string {
-	var out []string
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
 }
