@@ -140,6 +140,10 @@ if [ "$(cat "$PROM_DIR/.stamp" 2>/dev/null)" != "$PROM_VERSION" ]; then
     $SUDO apt-get update -qq
     fetch
   fi
+  ls "$tmp"/prometheus_*.deb >/dev/null 2>&1 || {
+    echo "setup: apt-get download prometheus=$PROM_VERSION found no package (see above)" >&2
+    exit 1
+  }
   dpkg-deb -x "$tmp"/prometheus_*.deb "$tmp/x"
   rm -rf "$PROM_DIR" && mkdir -p "$PROM_DIR"
   mv "$tmp/x/usr/bin/promtool" "$PROM_DIR/promtool"
