@@ -15,8 +15,6 @@ import (
 
 	"go.uber.org/zap/zaptest"
 	"gopkg.in/yaml.v3"
-
-	"dialogfarm/dialog"
 )
 
 // alertsDir holds the alerting rules an operator loads into Prometheus,
@@ -83,9 +81,7 @@ func TestAlertRulesNameWhatTheFarmServes(t *testing.T) {
 	if _, err := r.q.Enqueue(context.Background(), "run1", configs(2), 3, nil); err != nil {
 		t.Fatal(err)
 	}
-	stop := r.runWorker(t, WorkerConfig{ID: "w1", Slots: 1}, funcDriver(func(ctx context.Context, slot int, c dialog.ChatConfig) (Outcome, error) {
-		return Outcome{Dialogue: okDialogue(c)}, nil
-	}), zaptest.NewLogger(t))
+	stop := r.runWorker(t, WorkerConfig{ID: "w1", Slots: 1}, okDriver, zaptest.NewLogger(t))
 	defer stop()
 	// A shared rate limit in use shows too.
 	l := NewLimits(zaptest.NewLogger(t))

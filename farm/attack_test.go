@@ -217,9 +217,7 @@ func TestAForgedResultDoesNotWin(t *testing.T) {
 
 	// Now the genuine worker drives the target.
 	w := NewWorker(WorkerConfig{ID: "genuine", FetchWait: 200 * time.Millisecond}, r.workerQueues[0],
-		funcDriver(func(ctx context.Context, slot int, c dialog.ChatConfig) (Outcome, error) {
-			return Outcome{Dialogue: okDialogue(c)}, nil
-		}), nil, zaptest.NewLogger(t))
+		okDriver, nil, zaptest.NewLogger(t))
 	wctx, stop := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	wg.Go(func() { _ = w.Run(wctx) })

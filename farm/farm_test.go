@@ -54,6 +54,11 @@ func (f funcDriver) DriveOne(ctx context.Context, slot int, c dialog.ChatConfig)
 	return f(ctx, slot, c)
 }
 
+// okDriver drives every config to an ok dialogue at once.
+var okDriver = funcDriver(func(ctx context.Context, slot int, c dialog.ChatConfig) (Outcome, error) {
+	return Outcome{Dialogue: okDialogue(c)}, nil
+})
+
 func okDialogue(c dialog.ChatConfig) dialog.Dialogue {
 	return dialog.Dialogue{ConfigID: c.ID, Config: c, Status: dialog.StatusOK, Seconds: 0.01}
 }
@@ -440,9 +445,7 @@ func TestResumeFromTheSameStore(t *testing.T) {
 	if n != 10-recs.count() {
 		t.Errorf("re-enqueue counted %d configs, want %d", n, 10-recs.count())
 	}
-	stop2 := r2.runWorkers(t, 2, 1, funcDriver(func(ctx context.Context, slot int, c dialog.ChatConfig) (Outcome, error) {
-		return Outcome{Dialogue: okDialogue(c)}, nil
-	}), zaptest.NewLogger(t))
+	stop2 := r2.runWorkers(t, 2, 1, okDriver, zaptest.NewLogger(t))
 	defer stop2()
 	var want []string
 	for _, c := range cs {

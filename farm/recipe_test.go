@@ -68,9 +68,7 @@ func TestWorkerRefusesAnotherRecipe(t *testing.T) {
 	same := runRecipe
 	same.Plugins = append([]string(nil), runRecipe.Plugins...)
 	stopGood := r.runWorker(t, WorkerConfig{ID: "good", Slots: 2, Recipe: &same},
-		funcDriver(func(ctx context.Context, slot int, c dialog.ChatConfig) (Outcome, error) {
-			return Outcome{Dialogue: okDialogue(c)}, nil
-		}), zaptest.NewLogger(t))
+		okDriver, zaptest.NewLogger(t))
 	defer stopGood()
 	prog := <-done
 	if prog.OK != len(cs) || prog.Retried != 0 {

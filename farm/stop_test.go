@@ -135,9 +135,7 @@ func TestWorkerStopsWhenItsDriverCannotDrive(t *testing.T) {
 	if ctx.Err() != nil || tries.Load() > 2 {
 		t.Errorf("the worker tried %d jobs (at most one per slot) and its context: %v", tries.Load(), ctx.Err())
 	}
-	stop := r.runWorkers(t, 1, 1, funcDriver(func(ctx context.Context, slot int, c dialog.ChatConfig) (Outcome, error) {
-		return Outcome{Dialogue: okDialogue(c)}, nil
-	}), zaptest.NewLogger(t))
+	stop := r.runWorkers(t, 1, 1, okDriver, zaptest.NewLogger(t))
 	defer stop()
 	recs := newMemRecords()
 	var attempts []Attempt
