@@ -89,15 +89,21 @@ func TestAlertRulesNameWhatTheFarmServes(t *testing.T) {
 	if _, err := l.Limiter(LimitSpec{Key: "rpm-x", Model: "m1", Unit: "calls", PerMinute: 60, Burst: 1}).book(context.Background(), l.bucket(), 1); err != nil {
 		t.Fatal(err)
 	}
+	// And a bound on calls in flight with a call in flight.
+	release, err := l.Slots(SlotSpec{Key: "conc-x", Model: "m1", Max: 2}).Acquire(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(200 * time.Millisecond) {
 		text := string(scrapeFarmMetrics(t, r.q.js))
 		if strings.Contains(text, "dialogfarm_farm_worker_dialogues_total{") && strings.Contains(text, "dialogfarm_farm_run_outcomes_waiting{") &&
-			strings.Contains(text, "dialogfarm_farm_rate_limit_wait_seconds{") {
+			strings.Contains(text, "dialogfarm_farm_rate_limit_wait_seconds{") && strings.Contains(text, "dialogfarm_farm_model_calls_in_flight{") {
 			served.add(text)
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the farm's metrics never showed a worker, a run and a rate limit:\n%s", text)
+			t.Fatalf("the farm's metrics never showed a worker, a run, a rate limit and calls in flight:\n%s", text)
 		}
 	}
 	m := NewMetrics("w1")

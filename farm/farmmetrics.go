@@ -29,6 +29,7 @@ type statusCollector struct {
 	workers, sims                          *prometheus.Desc
 	wDialogues, wSims, wBusy, wCores, wRSS *prometheus.Desc
 	wAge, limitWait, limitTaken            *prometheus.Desc
+	slotsInFlight, slotsMax                *prometheus.Desc
 }
 
 func newStatusCollector(js jetstream.JetStream) *statusCollector {
@@ -55,11 +56,15 @@ func newStatusCollector(js jetstream.JetStream) *statusCollector {
 			"How long a call to a model that came now would wait for the farm's shared rate limit (limit: a hash of its base URL, model and key variable; unit: calls for rpm, tokens for tpm): above 0, the limit, not the workers, sets the pace.", "limit", "model", "unit"),
 		limitTaken: d("dialogfarm_farm_rate_limit_taken",
 			"Units (calls or tokens) of a shared rate limit booked and not yet refilled: beyond its burst, calls wait.", "limit", "model", "unit"),
+		slotsInFlight: d("dialogfarm_farm_model_calls_in_flight",
+			"Calls in flight to a model with a farm_max_concurrency, from every process of the farm (limit: as for the rate limits).", "limit", "model"),
+		slotsMax: d("dialogfarm_farm_model_calls_in_flight_max",
+			"A model's farm_max_concurrency: at most this many calls in flight across the farm; calls beyond it wait.", "limit", "model"),
 	}
 }
 
 func (c *statusCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.jobs, c.redelivered, c.outcomes, c.runJobs, c.runOutcomes, c.workers, c.sims, c.wDialogues, c.wSims, c.wBusy, c.wCores, c.wRSS, c.wAge, c.limitWait, c.limitTaken} {
+	for _, d := range []*prometheus.Desc{c.jobs, c.redelivered, c.outcomes, c.runJobs, c.runOutcomes, c.workers, c.sims, c.wDialogues, c.wSims, c.wBusy, c.wCores, c.wRSS, c.wAge, c.limitWait, c.limitTaken, c.slotsInFlight, c.slotsMax} {
 		ch <- d
 	}
 }
@@ -85,6 +90,10 @@ func (c *statusCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, l := range st.Limits {
 		gauge(c.limitWait, l.Wait.Seconds(), l.Limit, l.Model, l.Unit)
 		gauge(c.limitTaken, float64(l.Taken), l.Limit, l.Model, l.Unit)
+	}
+	for _, sl := range st.Slots {
+		gauge(c.slotsInFlight, float64(sl.InFlight), sl.Limit, sl.Model)
+		gauge(c.slotsMax, float64(sl.Max), sl.Limit, sl.Model)
 	}
 	for _, r := range st.Runs {
 		gauge(c.runJobs, float64(r.Jobs), r.Run)

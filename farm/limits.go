@@ -3,10 +3,12 @@ package farm
 import (
 	"cmp"
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -43,7 +45,8 @@ const maxBooked = limitsTTL
 // last minute) too, so that a call waits no longer than a booking's
 // timeout for it; the first fall back is logged.
 type Limits struct {
-	log *zap.Logger
+	log  *zap.Logger
+	proc string // this process, in the entries of shared slots (Slots)
 
 	mu     sync.Mutex
 	kv     jetstream.KeyValue
@@ -60,7 +63,9 @@ const (
 )
 
 // NewLimits returns limits local to this process until Bind.
-func NewLimits(log *zap.Logger) *Limits { return &Limits{log: log} }
+func NewLimits(log *zap.Logger) *Limits {
+	return &Limits{log: log, proc: rand.Text()[:16]}
+}
 
 // Bind shares the limits through the farm q is on from now on. A farm
 // whose server set up no limits bucket (an older dialogfarm) leaves them
@@ -68,7 +73,7 @@ func NewLimits(log *zap.Logger) *Limits { return &Limits{log: log} }
 func (l *Limits) Bind(ctx context.Context, q *Queue) {
 	kv, err := q.js.KeyValue(ctx, LimitsBucket)
 	if err != nil {
-		l.log.Warn("the farm keeps no shared rate limits (its streams were set up by an older dialogfarm): each process keeps its models' rpm and tpm on its own",
+		l.log.Warn("the farm keeps no shared rate limits (its streams were set up by an older dialogfarm): each process keeps its models' rpm, tpm and farm_max_concurrency on its own",
 			zap.String("bucket", LimitsBucket), zap.Error(err))
 		return
 	}
@@ -96,7 +101,7 @@ func (l *Limits) fellBack(key string, err error) {
 	l.warned, l.down = true, time.Now()
 	l.mu.Unlock()
 	if first {
-		l.log.Warn("could not book a model call under the farm's shared rate limit: this process spaces its models' calls on its own, for a minute at a time, until the farm answers",
+		l.log.Warn("could not book a model call under the farm's shared limits: this process keeps its models' rpm, tpm and farm_max_concurrency on its own, for a minute at a time, until the farm answers",
 			zap.String("limit", key), zap.Error(err))
 	}
 }
@@ -248,28 +253,55 @@ type LimitStatus struct {
 	Wait  time.Duration `json:"wait"`
 }
 
-// readLimits reads the shared rate limits in use (none on a farm whose
-// streams have no limits bucket), by model.
-func readLimits(ctx context.Context, js jetstream.JetStream, now time.Time) ([]LimitStatus, error) {
+// SlotStatus is one shared bound on calls in flight as the farm holds it.
+type SlotStatus struct {
+	// Limit is its key in the bucket (see LimitStatus).
+	Limit string `json:"limit"`
+	Model string `json:"model"`
+	Max   int    `json:"max"`
+	// InFlight is how many calls the processes have in flight now, and
+	// Processes how many processes they are.
+	InFlight  int `json:"in_flight"`
+	Processes int `json:"processes"`
+}
+
+// readLimits reads the shared rate limits and bounds on calls in flight
+// in use (none on a farm whose streams have no limits bucket), by model.
+func readLimits(ctx context.Context, js jetstream.JetStream, now time.Time) ([]LimitStatus, []SlotStatus, error) {
 	kv, err := js.KeyValue(ctx, LimitsBucket)
 	if errors.Is(err, jetstream.ErrBucketNotFound) {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("bucket %s: %w", LimitsBucket, err)
+		return nil, nil, fmt.Errorf("bucket %s: %w", LimitsBucket, err)
 	}
 	keys, err := kv.ListKeys(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("list the shared rate limits: %w", err)
+		return nil, nil, fmt.Errorf("list the shared rate limits: %w", err)
 	}
-	var out []LimitStatus
+	var (
+		limits []LimitStatus
+		slots  []SlotStatus
+	)
 	for k := range keys.Keys() {
 		e, err := kv.Get(ctx, k)
 		if errors.Is(err, jetstream.ErrKeyNotFound) {
 			continue
 		}
 		if err != nil {
-			return nil, fmt.Errorf("shared rate limit %s: %w", k, err)
+			return nil, nil, fmt.Errorf("shared rate limit %s: %w", k, err)
+		}
+		if f := (inFlight{}); strings.HasPrefix(k, "conc-") {
+			if json.Unmarshal(e.Value(), &f) != nil || f.Max <= 0 {
+				continue
+			}
+			f.live(now, "")
+			ss := SlotStatus{Limit: k, Model: f.Model, Max: f.Max, Processes: len(f.Procs)}
+			for _, p := range f.Procs {
+				ss.InFlight += p.N
+			}
+			slots = append(slots, ss)
+			continue
 		}
 		var b booking
 		if json.Unmarshal(e.Value(), &b) != nil || b.PerMinute <= 0 || b.Burst <= 0 {
@@ -281,10 +313,13 @@ func readLimits(ctx context.Context, js jetstream.JetStream, now time.Time) ([]L
 			ls.Taken = int((booked + every - 1) / every)
 			ls.Wait = max(0, booked-time.Duration(b.Burst-1)*every)
 		}
-		out = append(out, ls)
+		limits = append(limits, ls)
 	}
-	slices.SortFunc(out, func(a, b LimitStatus) int {
+	slices.SortFunc(limits, func(a, b LimitStatus) int {
 		return cmp.Or(cmp.Compare(a.Model, b.Model), cmp.Compare(a.Unit, b.Unit), cmp.Compare(a.Limit, b.Limit))
 	})
-	return out, nil
+	slices.SortFunc(slots, func(a, b SlotStatus) int {
+		return cmp.Or(cmp.Compare(a.Model, b.Model), cmp.Compare(a.Limit, b.Limit))
+	})
+	return limits, slots, nil
 }

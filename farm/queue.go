@@ -239,8 +239,9 @@ func setup(ctx context.Context, js jetstream.JetStream, cfg QueueConfig) (*Queue
 	if _, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
 		Bucket: LimitsBucket, TTL: limitsTTL, Storage: jetstream.MemoryStorage, Replicas: r,
 		// Workers write it: bounded, so that none can fill the server's
-		// memory with it.
-		MaxValueSize: 1 << 10, MaxBytes: 16 << 20,
+		// memory with it. A bound on calls in flight holds an entry
+		// of about 45 bytes per process calling the model.
+		MaxValueSize: 64 << 10, MaxBytes: 16 << 20,
 	}); err != nil {
 		return nil, fmt.Errorf("bucket %s: %w", LimitsBucket, err)
 	}

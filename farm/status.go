@@ -148,6 +148,9 @@ type Status struct {
 	// Limits are the shared rate limits its processes' models call under
 	// (the whole farm's status only).
 	Limits []LimitStatus `json:"limits,omitempty"`
+	// Slots are the bounds on calls in flight to a model across the farm
+	// (farm_max_concurrency; the whole farm's status only).
+	Slots []SlotStatus `json:"slots,omitempty"`
 }
 
 // RunStatus is what the farm holds of one run: its configs whose jobs
@@ -169,7 +172,7 @@ func ReadStatus(ctx context.Context, js jetstream.JetStream, run string) (Status
 	err := retry(ctx, js.Conn(), func(ctx context.Context) (err error) {
 		st, err = readStatus(ctx, js, run)
 		if err == nil && run == "" {
-			st.Limits, err = readLimits(ctx, js, time.Now())
+			st.Limits, st.Slots, err = readLimits(ctx, js, time.Now())
 		}
 		return err
 	})
@@ -317,6 +320,10 @@ func (st Status) Text(now time.Time) string {
 			fmt.Fprintf(&b, "; a call now waits %s", l.Wait.Round(100*time.Millisecond))
 		}
 		b.WriteByte('\n')
+	}
+	for _, sl := range st.Slots {
+		fmt.Fprintf(&b, "calls in flight to model %s: %d of at most %d across the farm, from %d processes\n",
+			sl.Model, sl.InFlight, sl.Max, sl.Processes)
 	}
 	if len(st.Workers) == 0 {
 		b.WriteString("workers: none reporting\n")

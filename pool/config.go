@@ -57,6 +57,10 @@ type MemberConfig struct {
 	MaxTokens int `yaml:"max_tokens" json:"max_tokens,omitempty"`
 	// MaxConcurrency bounds this member's calls in flight across all turns.
 	MaxConcurrency int `yaml:"max_concurrency" json:"max_concurrency"`
+	// FarmMaxConcurrency, when > 0, bounds the calls in flight to this
+	// model with this key across every process of a farm (see
+	// Policy.Limits); a process alone makes no more than that either.
+	FarmMaxConcurrency int `yaml:"farm_max_concurrency" json:"farm_max_concurrency,omitempty"`
 	// Timeout bounds one attempt; a timed-out attempt is retried.
 	Timeout time.Duration `yaml:"timeout" json:"timeout"`
 	// RPM, when > 0, spaces this member's calls at least 60s/RPM apart.
@@ -229,7 +233,7 @@ func (m MemberConfig) Validate() error {
 }
 
 // ValidateRanges checks the member's numbers: max_concurrency 1 to 1024,
-// timeout 1ms to 24h, rpm 0 to 1000000 and tpm 0 to 1000000000 (0: no limit), max_tokens 0 to
+// farm_max_concurrency 0 to 100000 (0: no bound across the farm), timeout 1ms to 24h, rpm 0 to 1000000 and tpm 0 to 1000000000 (0: no limit), max_tokens 0 to
 // 10000000 (0: the server's), temperature 0 to 2, input_price and
 // output_price 0 to 10000 (USD per million tokens).
 func (m MemberConfig) ValidateRanges() error { return bounds.Check(m.rangeFields()...) }
@@ -237,6 +241,7 @@ func (m MemberConfig) ValidateRanges() error { return bounds.Check(m.rangeFields
 func (m MemberConfig) rangeFields() []bounds.Field {
 	fs := []bounds.Field{
 		bounds.Int("max_concurrency", m.MaxConcurrency, 1, 1024),
+		bounds.Int("farm_max_concurrency", m.FarmMaxConcurrency, 0, 100_000),
 		bounds.Duration("timeout", m.Timeout, time.Millisecond, Day),
 		bounds.Int("rpm", m.RPM, 0, 1_000_000),
 		bounds.Int("tpm", m.TPM, 0, 1_000_000_000),

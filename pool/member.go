@@ -30,7 +30,8 @@ type Policy struct {
 	Retry   RetryConfig
 	Breaker BreakerConfig
 	// Limits, when set, makes the limiters of each member's rpm and tpm
-	// (see Limits); nil gives each member token buckets of its own.
+	// and the slots of its farm_max_concurrency (see Limits); nil gives
+	// each member token buckets and slots of its own.
 	Limits Limits
 }
 
@@ -53,6 +54,7 @@ type Member struct {
 	slots    chan struct{}
 	calls    Limiter // nil: no rpm limit
 	tokens   Limiter // nil: no tpm limit
+	shared   Slots   // nil: no farm_max_concurrency across processes
 	breaker  *gobreaker.CircuitBreaker[dialog.Candidate]
 	cooldown time.Duration
 	scrub    scrubber
@@ -78,9 +80,10 @@ func NewMember(cfg MemberConfig, policy Policy, cache *Cache, log *zap.Logger) (
 	m := &Member{
 		cfg: cfg, retry: policy.Retry, where: where,
 		client: openai.NewClientWithConfig(oc),
-		slots:  make(chan struct{}, cfg.MaxConcurrency),
+		slots:  make(chan struct{}, cfg.ownSlots()),
 		calls:  policy.limiter(cfg.CallLimit()),
 		tokens: policy.limiter(cfg.TokenLimit()),
+		shared: policy.slots(cfg.FarmConcurrency()),
 		scrub:  newScrubber(cfg.APIKey),
 		cache:  cache,
 		log:    log.With(zap.String("member", cfg.Name), zap.String("model", cfg.Model), zap.String("base_url", where)),
@@ -207,8 +210,13 @@ func (m *Member) attempts(ctx context.Context, creq openai.ChatCompletionRequest
 		if err := m.waitLimits(ctx, booked); err != nil {
 			return dialog.Candidate{}, n - 1, errors.Join(append(errs, err)...)
 		}
+		release, err := m.waitSlot(ctx)
+		if err != nil {
+			return dialog.Candidate{}, n - 1, errors.Join(append(errs, err)...)
+		}
 		actx, slot := withHeaderSlot(ctx)
 		c, err := m.once(actx, creq)
+		release()
 		err = m.scrub.err(err)
 		m.record(func(s *Stats) { s.Calls++ })
 		if err == nil {
@@ -254,6 +262,23 @@ func (m *Member) tokensAhead(creq openai.ChatCompletionRequest) int {
 		msgs = append(msgs, dialog.Message{Role: msg.Role, Content: msg.Content})
 	}
 	return countPrompt(msgs) + creq.MaxTokens
+}
+
+// waitSlot waits for one of the calls in flight farm_max_concurrency
+// allows across the farm (the wait counts as a limit's) and returns the
+// function that frees it.
+func (m *Member) waitSlot(ctx context.Context) (func(), error) {
+	if m.shared == nil {
+		return func() {}, nil
+	}
+	start := time.Now()
+	release, err := m.shared.Acquire(ctx)
+	waited := time.Since(start).Seconds()
+	m.record(func(s *Stats) { s.LimitWait += waited })
+	if err != nil {
+		return nil, fmt.Errorf("wait for farm_max_concurrency: %w", err)
+	}
+	return release, nil
 }
 
 // waitLimits waits until the member's rpm and tpm limits let a call of

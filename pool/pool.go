@@ -27,8 +27,9 @@ type Pool struct {
 // Option changes the policy New gives the members.
 type Option func(*Policy)
 
-// WithLimits takes the members' rpm and tpm limiters from limits (nil:
-// token buckets of each member's own).
+// WithLimits takes the members' rpm and tpm limiters and the slots of
+// their farm_max_concurrency from limits (nil: token buckets and slots of
+// each member's own).
 func WithLimits(limits Limits) Option { return func(p *Policy) { p.Limits = limits } }
 
 // New builds a pool from cfg, whose keys must be resolved (ResolveKeys).

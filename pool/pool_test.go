@@ -67,26 +67,6 @@ func (f *inflight) handler(hold time.Duration, reply llmtest.Handler) llmtest.Ha
 	}
 }
 
-func TestMemberConcurrencyLimit(t *testing.T) {
-	var f inflight
-	s := llmtest.New(t, f.handler(50*time.Millisecond, llmtest.Echo))
-	cfg := member("a", s.URL)
-	cfg.MaxConcurrency = 2
-	m := newTestMember(t, cfg, nil)
-	var wg sync.WaitGroup
-	for i := range 6 {
-		wg.Go(func() {
-			if _, err := m.Ask(t.Context(), ask(strings.Repeat("x", i+1))); err != nil {
-				t.Error(err)
-			}
-		})
-	}
-	wg.Wait()
-	if p := f.peak.Load(); p != 2 {
-		t.Errorf("peak requests in flight = %d, want 2 (max_concurrency)", p)
-	}
-}
-
 func TestPoolConcurrencyLimit(t *testing.T) {
 	var f inflight
 	s := llmtest.New(t, f.handler(30*time.Millisecond, llmtest.Echo))

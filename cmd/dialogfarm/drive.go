@@ -63,16 +63,25 @@ func (a *app) queryModel(limits pool.Limits) (configgen.Model, error) {
 		a.v.GetString("query-api-key-env"), 0, a.keyAllow, limits, a.log)
 }
 
-// modelLimits is how the models of a process on farm fc keep their rpm
-// and tpm: through the farm, shared with its other processes, when it is
-// a remote one; else (nil) each model on its own.
+// modelLimits is how the models of a process on farm fc keep their rpm,
+// tpm and farm_max_concurrency: through the farm, shared with its other
+// processes, when it is a remote one; else (nil) each model on its own.
 func modelLimits(fc pipeline.FarmConfig) pool.Limits {
 	if fc.Limits == nil {
 		return nil
 	}
-	return func(l pool.Limit) pool.Limiter {
-		return fc.Limits.Limiter(farm.LimitSpec{Key: l.Key, Model: l.Model, Unit: l.Unit, PerMinute: l.PerMinute, Burst: l.Burst})
-	}
+	return farmLimits{fc.Limits}
+}
+
+// farmLimits are a farm's shared limits as the pool asks for them.
+type farmLimits struct{ l *farm.Limits }
+
+func (f farmLimits) Limiter(l pool.Limit) pool.Limiter {
+	return f.l.Limiter(farm.LimitSpec{Key: l.Key, Model: l.Model, Unit: l.Unit, PerMinute: l.PerMinute, Burst: l.Burst})
+}
+
+func (f farmLimits) Slots(c pool.Concurrency) pool.Slots {
+	return f.l.Slots(farm.SlotSpec{Key: c.Key, Model: c.Model, Max: c.Max})
 }
 
 // addDriveFlags adds the flags of the drive stage.

@@ -24,13 +24,97 @@ import (
 // worker's 4 calls would span 0.6 s, side by side.
 func TestWorkersPoolsShareTheirModelsRPM(t *testing.T) {
 	llm := llmtest.New(t, llmtest.Fixed("ok"))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	member := pool.DefaultMemberConfig()
+	member.Name, member.BaseURL, member.Model, member.RPM = "coder", llm.URL, "coder-7b", 300
+	member.Stream = false
+	pools := workersPools(t, ctx, member)
+	var wg sync.WaitGroup
+	for _, p := range pools {
+		for i := range 4 {
+			wg.Go(func() {
+				msgs := []dialog.Message{{Role: "user", Content: "question " + string(rune('a'+i))}}
+				if _, err := p.Members()[0].Complete(ctx, msgs); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+	}
+	wg.Wait()
+	var arrived []time.Time
+	for _, r := range llm.Requests() {
+		arrived = append(arrived, r.At)
+	}
+	if len(arrived) != 8 {
+		t.Fatalf("the model got %d calls, want 8", len(arrived))
+	}
+	slices.SortFunc(arrived, func(a, b time.Time) int { return a.Compare(b) })
+	if span := arrived[7].Sub(arrived[0]); span < 1300*time.Millisecond {
+		t.Errorf("8 calls from two workers under one limit of 300 a minute spanned %v, want 1.4 s less a little", span)
+	}
+}
+
+// The pools of two workers of one farm, each with a member whose
+// farm_max_concurrency is 2 (and max_concurrency 4), have at most 2 calls
+// in flight to the model between them: each answer takes 300 ms, so no 3
+// calls arrive within 290 ms, and 8 calls come in 4 waves.
+func TestWorkersPoolsShareTheirModelsCallsInFlight(t *testing.T) {
+	llm := llmtest.New(t, func(llmtest.Request) llmtest.Reply { return llmtest.Reply{Text: "ok", Delay: 300 * time.Millisecond} })
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	member := pool.DefaultMemberConfig()
+	member.Name, member.BaseURL, member.Model, member.FarmMaxConcurrency = "coder", llm.URL, "coder-7b", 2
+	member.Stream = false
+	var wg sync.WaitGroup
+	for _, p := range workersPools(t, ctx, member) {
+		for i := range 4 {
+			wg.Go(func() {
+				msgs := []dialog.Message{{Role: "user", Content: "question " + string(rune('a'+i))}}
+				if _, err := p.Members()[0].Complete(ctx, msgs); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+	}
+	wg.Wait()
+	var arrived []time.Time
+	for _, r := range llm.Requests() {
+		arrived = append(arrived, r.At)
+	}
+	if len(arrived) != 8 {
+		t.Fatalf("the model got %d calls, want 8", len(arrived))
+	}
+	slices.SortFunc(arrived, func(a, b time.Time) int { return a.Compare(b) })
+	for i := 2; i < len(arrived); i++ {
+		if gap := arrived[i].Sub(arrived[i-2]); gap < 290*time.Millisecond {
+			t.Errorf("calls %d to %d arrived within %v: 3 in flight at once under a farm_max_concurrency of 2", i-1, i+1, gap)
+		}
+	}
+}
+
+// Without --nats (the embedded farm: one process) the models keep their
+// rpm on their own.
+func TestModelLimitsOnlyOnARemoteFarm(t *testing.T) {
+	a := &app{v: viper.New(), log: zaptest.NewLogger(t)}
+	fc, err := a.farmConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fc.Limits != nil || modelLimits(fc) != nil {
+		t.Error("shared limits without a remote farm")
+	}
+}
+
+// workersPools are the pools of two workers of one farm, each with
+// member alone.
+func workersPools(t *testing.T, ctx context.Context, member pool.MemberConfig) []*pool.Pool {
+	t.Helper()
 	dir := t.TempDir()
 	creds, err := farm.EnsureCreds(filepath.Join(dir, farm.CredsDir), 2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
 	srv, err := farm.StartServer(ctx, farm.ServerConfig{StoreDir: filepath.Join(dir, "store"), Listen: "127.0.0.1:-1", Users: creds.Users})
 	if err != nil {
 		t.Fatal(err)
@@ -45,9 +129,6 @@ func TestWorkersPoolsShareTheirModelsRPM(t *testing.T) {
 	if _, err := farm.Setup(ctx, cjs, farm.DefaultQueueConfig()); err != nil {
 		t.Fatal(err)
 	}
-	member := pool.DefaultMemberConfig()
-	member.Name, member.BaseURL, member.Model, member.RPM = "coder", llm.URL, "coder-7b", 300
-	member.Stream = false
 	var pools []*pool.Pool
 	for _, seed := range creds.Workers {
 		a := &app{v: viper.New(), log: zaptest.NewLogger(t)}
@@ -77,40 +158,5 @@ func TestWorkersPoolsShareTheirModelsRPM(t *testing.T) {
 		}
 		pools = append(pools, p)
 	}
-	var wg sync.WaitGroup
-	for _, p := range pools {
-		for i := range 4 {
-			wg.Go(func() {
-				msgs := []dialog.Message{{Role: "user", Content: "question " + string(rune('a'+i))}}
-				if _, err := p.Members()[0].Complete(ctx, msgs); err != nil {
-					t.Error(err)
-				}
-			})
-		}
-	}
-	wg.Wait()
-	var arrived []time.Time
-	for _, r := range llm.Requests() {
-		arrived = append(arrived, r.At)
-	}
-	if len(arrived) != 8 {
-		t.Fatalf("the model got %d calls, want 8", len(arrived))
-	}
-	slices.SortFunc(arrived, func(a, b time.Time) int { return a.Compare(b) })
-	if span := arrived[7].Sub(arrived[0]); span < 1300*time.Millisecond {
-		t.Errorf("8 calls from two workers under one limit of 300 a minute spanned %v, want 1.4 s less a little", span)
-	}
-}
-
-// Without --nats (the embedded farm: one process) the models keep their
-// rpm on their own.
-func TestModelLimitsOnlyOnARemoteFarm(t *testing.T) {
-	a := &app{v: viper.New(), log: zaptest.NewLogger(t)}
-	fc, err := a.farmConfig()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if fc.Limits != nil || modelLimits(fc) != nil {
-		t.Error("shared limits without a remote farm")
-	}
+	return pools
 }
