@@ -14,12 +14,15 @@ import (
 	"go.uber.org/zap"
 )
 
-// A run killed with SIGKILL cannot stop its editor and browser: both run in
-// their own process groups and outlive it. The run folder therefore keeps
-// their process group ids, and the run's PID, in processes.json, and the
-// next run on the same folder ends any that are still alive before it
-// starts its own, but only when the run that started them is no longer
-// alive: a live run holds the folder's lock (LockRunFolder).
+// A run killed with SIGKILL cannot stop its editor and browser, which run
+// in their own process groups. The kernel kills their leaders with it
+// (they are tethered: see internal/tether), and their helpers exit after
+// them; for what outlives that (a helper that does not exit, a run of an
+// older dialogfarm), the run folder keeps their process group ids, and
+// the run's PID, in processes.json, and the next run on the same folder
+// ends any that are still alive before it starts its own, but only when
+// the run that started them is no longer alive: a live run holds the
+// folder's lock (LockRunFolder).
 
 const processesFile = "processes.json"
 

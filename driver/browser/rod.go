@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os/exec"
 	"sync"
+	"time"
 
 	"github.com/go-rod/rod"
 	"github.com/go-rod/rod/lib/launcher"
@@ -12,16 +14,18 @@ import (
 	"github.com/go-rod/rod/lib/proto"
 	"github.com/ysmood/gson"
 	"go.uber.org/zap"
+
+	"dialogfarm/driver/internal/tether"
 )
 
 // RodBrowser is a Chromium process controlled with go-rod.
 type RodBrowser struct {
-	cfg      Config
-	launcher *launcher.Launcher
-	rod      *rod.Browser
-	version  string
-	control  string         // the DevTools websocket URL
-	dialogs  sync.WaitGroup // dialog-accepting loops, one per window
+	cfg     Config
+	proc    *tether.Process
+	rod     *rod.Browser
+	version string
+	control string         // the DevTools websocket URL
+	dialogs sync.WaitGroup // dialog-accepting loops, one per window
 }
 
 var _ browser = (*RodBrowser)(nil)
@@ -33,14 +37,12 @@ func LaunchRod(ctx context.Context, cfg Config, log *zap.Logger) (*RodBrowser, e
 	if err != nil {
 		return nil, err
 	}
+	// go-rod's launcher composes the command line (its default switches
+	// and ours); Chromium is started tethered, which the launcher cannot.
 	l := launcher.New().
-		Context(ctx).
-		Bin(cfg.Bin).
 		Headless(cfg.Headless).
 		NoSandbox(true).
-		Leakless(false).
 		UserDataDir(profile).
-		Env(env...).
 		// DevTools: rod speaks it over a websocket (it has no pipe
 		// transport), so the port is random and on loopback only.
 		RemoteDebuggingPort(0).
@@ -52,7 +54,7 @@ func LaunchRod(ctx context.Context, cfg Config, log *zap.Logger) (*RodBrowser, e
 			l.Set(flags.Flag(f.Name), f.Value)
 		}
 	}
-	u, err := l.Launch()
+	proc, u, err := startChromium(ctx, cfg.Bin, l.FormatArgs(), env)
 	if err != nil {
 		return nil, fmt.Errorf("launch chromium %s: %w", cfg.Bin, err)
 	}
@@ -60,16 +62,48 @@ func LaunchRod(ctx context.Context, cfg Config, log *zap.Logger) (*RodBrowser, e
 	// browser outlives this call.
 	b := rod.New().ControlURL(u).NoDefaultDevice()
 	if err := b.Connect(); err != nil {
-		l.Kill()
+		proc.Kill()
 		return nil, fmt.Errorf("connect to chromium: %w", err)
 	}
 	v, err := b.Version()
 	if err != nil {
-		l.Kill()
+		proc.Kill()
 		return nil, fmt.Errorf("chromium version: %w", err)
 	}
-	log.Info("chromium started", zap.String("backend", "rod"), zap.String("version", v.Product), zap.Int("pid", l.PID()))
-	return &RodBrowser{cfg: cfg, launcher: l, rod: b, version: v.Product, control: u}, nil
+	log.Info("chromium started", zap.String("backend", "rod"), zap.String("version", v.Product), zap.Int("pid", proc.Pid()))
+	return &RodBrowser{cfg: cfg, proc: proc, rod: b, version: v.Product, control: u}, nil
+}
+
+// startChromium starts bin with args and exactly env, tethered: in its own
+// process group (which killStale and Close end), killed when this process
+// dies. It returns with the DevTools websocket URL once Chromium prints
+// that it listens.
+func startChromium(ctx context.Context, bin string, args, env []string) (*tether.Process, string, error) {
+	cmd := exec.Command(bin, args...)
+	cmd.Env = env
+	parser := launcher.NewURLParser().Context(ctx)
+	cmd.Stdout, cmd.Stderr = parser, parser
+	// Chromium's helpers hold its output open: Wait gives them this
+	// long after it exits.
+	cmd.WaitDelay = 5 * time.Second
+	proc, err := tether.Start(cmd)
+	if err != nil {
+		return nil, "", err
+	}
+	select {
+	case u := <-parser.URL:
+		ws, err := launcher.ResolveURL(u)
+		if err != nil {
+			proc.Kill()
+			return nil, "", fmt.Errorf("its DevTools address %s: %w", u, err)
+		}
+		return proc, ws, nil
+	case <-proc.Done():
+		return nil, "", fmt.Errorf("%w (%v)", parser.Err(), proc.Err())
+	case <-ctx.Done():
+		proc.Kill()
+		return nil, "", ctx.Err()
+	}
 }
 
 // Version is the browser's product string, e.g. "Chrome/156.0.8078.108".
@@ -177,13 +211,13 @@ func (b *RodBrowser) OpenApart(ctx context.Context, url string) (func(), error) 
 }
 
 // PID is the browser's main process id.
-func (b *RodBrowser) PID() int { return b.launcher.PID() }
+func (b *RodBrowser) PID() int { return b.proc.Pid() }
 
 // Close ends the browser and removes nothing: the profile stays in the run
 // folder for inspection.
 func (b *RodBrowser) Close() {
 	_ = b.rod.Close()
-	b.launcher.Kill()
+	b.proc.Kill()
 	b.dialogs.Wait()
 }
 

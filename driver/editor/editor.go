@@ -21,6 +21,7 @@ import (
 	"go.uber.org/zap"
 
 	"dialogfarm/driver/internal/procenv"
+	"dialogfarm/driver/internal/tether"
 	"dialogfarm/internal/runfiles"
 )
 
@@ -119,7 +120,8 @@ func SkippedBuiltins() []string {
 }
 
 // Editor is a running code-server, started in its own process group so that
-// Stop ends its extension hosts and watchers too.
+// Stop ends its extension hosts and watchers too, and killed when the
+// process that started it dies.
 type Editor struct {
 	cfg     Config
 	log     *zap.Logger
@@ -169,8 +171,11 @@ func Start(ctx context.Context, cfg Config, log *zap.Logger) (*Editor, error) {
 	cmd := exec.Command(cfg.Bin, editorArgs(cfg, dirs, addr)...)
 	cmd.Env = dirs.env
 	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
+	// Its own process group, which Stop ends; killed with this process
+	// (a run or worker killed with -9 leaves no code-server behind: its
+	// children exit once it has).
+	proc, err := tether.Start(cmd)
+	if err != nil {
 		logFile.Close()
 		if watch != nil {
 			watch.Close()
@@ -179,7 +184,7 @@ func Start(ctx context.Context, cfg Config, log *zap.Logger) (*Editor, error) {
 	}
 	e := &Editor{cfg: cfg, log: log, cmd: cmd, url: "http://" + addr, version: version, exited: make(chan struct{}), watch: watch}
 	go func() {
-		e.exitErr = cmd.Wait()
+		e.exitErr = proc.Err()
 		logFile.Close()
 		close(e.exited)
 	}()
