@@ -76,6 +76,44 @@ func (s servedSeries) add(text string) {
 // serve's), and those of the worker itself and of a run's collector.
 // A metric renamed, or a state given another name, fails here.
 func TestAlertRulesNameWhatTheFarmServes(t *testing.T) {
+	served := farmServes(t)
+	data, err := os.ReadFile(filepath.Join(alertsDir, "dialogfarm-alerts.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rules struct {
+		Groups []struct {
+			Rules []struct {
+				Alert, Expr, For string
+				Labels           map[string]string
+				Annotations      map[string]string
+			}
+		}
+	}
+	if err := yaml.Unmarshal(data, &rules); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, g := range rules.Groups {
+		for _, rule := range g.Rules {
+			n++
+			if !slices.Contains([]string{"critical", "warning", "info"}, rule.Labels["severity"]) || rule.Annotations["summary"] == "" || rule.Annotations["description"] == "" {
+				t.Errorf("alert %s: want a severity of critical, warning or info, a summary and a description", rule.Alert)
+			}
+			served.check(t, "alert "+rule.Alert, rule.Expr)
+		}
+	}
+	if n == 0 {
+		t.Fatal("no alerting rule read")
+	}
+}
+
+// farmServes is what dialogfarm serves: the metrics of a farm with a run,
+// a worker that drove it, a shared rate limit booked and a call in flight
+// under a farm_max_concurrency (farm serve's), and those of a worker and
+// a run's collector (a histogram's as the series Prometheus stores).
+func farmServes(t *testing.T) servedSeries {
+	t.Helper()
 	served := servedSeries{"up": {"job": {}, "instance": {}}}
 	r := startRig(t, t.TempDir(), DefaultQueueConfig())
 	if _, err := r.q.Enqueue(context.Background(), "run1", configs(2), 3, nil); err != nil {
@@ -83,13 +121,11 @@ func TestAlertRulesNameWhatTheFarmServes(t *testing.T) {
 	}
 	stop := r.runWorker(t, WorkerConfig{ID: "w1", Slots: 1}, okDriver, zaptest.NewLogger(t))
 	defer stop()
-	// A shared rate limit in use shows too.
 	l := NewLimits(zaptest.NewLogger(t))
 	l.Bind(context.Background(), r.q)
 	if _, err := l.Limiter(LimitSpec{Key: "rpm-x", Model: "m1", Unit: "calls", PerMinute: 60, Burst: 1}).book(context.Background(), l.bucket(), 1); err != nil {
 		t.Fatal(err)
 	}
-	// And a bound on calls in flight with a call in flight.
 	release, err := l.Slots(SlotSpec{Key: "conc-x", Model: "m1", Max: 2}).Acquire(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -119,76 +155,61 @@ func TestAlertRulesNameWhatTheFarmServes(t *testing.T) {
 				labels[l.GetName()] = map[string]bool{l.GetValue(): true}
 			}
 			served[f.GetName()] = labels
-		}
-	}
-
-	data, err := os.ReadFile(filepath.Join(alertsDir, "dialogfarm-alerts.yml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rules struct {
-		Groups []struct {
-			Rules []struct {
-				Alert, Expr, For string
-				Labels           map[string]string
-				Annotations      map[string]string
+			if mt.GetHistogram() != nil {
+				served[f.GetName()+"_sum"], served[f.GetName()+"_count"] = labels, labels
+				bucket := maps.Clone(labels)
+				bucket["le"] = map[string]bool{}
+				served[f.GetName()+"_bucket"] = bucket
 			}
 		}
 	}
-	if err := yaml.Unmarshal(data, &rules); err != nil {
-		t.Fatal(err)
-	}
+	return served
+}
+
+// check checks that expr (of where: an alert, a dashboard's panel) names
+// only metrics, labels and label values that are served, and names one at
+// least.
+func (s servedSeries) check(t *testing.T, where, expr string) {
+	t.Helper()
 	metric := regexp.MustCompile(`\b([a-zA-Z_:][a-zA-Z0-9_:]*)\s*(\{[^}]*\})?`)
 	matcher := regexp.MustCompile(`([a-zA-Z_][a-zA-Z0-9_]*)\s*(=~|!=|!~|=)\s*"([^"]*)"`)
 	grouping := regexp.MustCompile(`\b(?:by|on|without|ignoring)\s*\(([^)]*)\)`)
-	n := 0
-	for _, g := range rules.Groups {
-		for _, rule := range g.Rules {
-			n++
-			if !slices.Contains([]string{"critical", "warning", "info"}, rule.Labels["severity"]) || rule.Annotations["summary"] == "" || rule.Annotations["description"] == "" {
-				t.Errorf("alert %s: want a severity of critical, warning or info, a summary and a description", rule.Alert)
+	var named []string
+	for _, sel := range metric.FindAllStringSubmatch(expr, -1) {
+		name := sel[1]
+		if !strings.HasPrefix(name, "dialogfarm_") && name != "up" {
+			continue // a function, an operator's keyword, a label name
+		}
+		named = append(named, name)
+		labels, ok := s[name]
+		if !ok {
+			t.Errorf("%s names %s, which dialogfarm does not serve", where, name)
+			continue
+		}
+		for _, mm := range matcher.FindAllStringSubmatch(sel[2], -1) {
+			values, ok := labels[mm[1]]
+			if !ok {
+				t.Errorf("%s: %s has no label %s", where, name, mm[1])
+				continue
 			}
-			var named []string
-			for _, sel := range metric.FindAllStringSubmatch(rule.Expr, -1) {
-				name := sel[1]
-				if !strings.HasPrefix(name, "dialogfarm_") && name != "up" {
-					continue // a function, an operator's keyword, a label name
-				}
-				named = append(named, name)
-				labels, ok := served[name]
-				if !ok {
-					t.Errorf("alert %s names %s, which dialogfarm does not serve", rule.Alert, name)
-					continue
-				}
-				for _, mm := range matcher.FindAllStringSubmatch(sel[2], -1) {
-					values, ok := labels[mm[1]]
-					if !ok {
-						t.Errorf("alert %s: %s has no label %s", rule.Alert, name, mm[1])
-						continue
-					}
-					if name == "up" || mm[2] == "!=" || mm[2] == "!~" {
-						continue
-					}
-					for _, v := range strings.Split(mm[3], "|") {
-						if !values[v] {
-							t.Errorf("alert %s: %s's %s is never %q (served: %v)", rule.Alert, name, mm[1], v, slices.Sorted(maps.Keys(values)))
-						}
-					}
-				}
+			if name == "up" || mm[2] == "!=" || mm[2] == "!~" {
+				continue
 			}
-			for _, grp := range grouping.FindAllStringSubmatch(rule.Expr, -1) {
-				for _, l := range strings.Split(grp[1], ",") {
-					if l = strings.TrimSpace(l); l != "" && !slices.ContainsFunc(named, func(name string) bool { return served[name][l] != nil }) {
-						t.Errorf("alert %s groups by %s, a label none of %v has", rule.Alert, l, named)
-					}
+			for _, v := range strings.Split(mm[3], "|") {
+				if !values[v] {
+					t.Errorf("%s: %s's %s is never %q (served: %v)", where, name, mm[1], v, slices.Sorted(maps.Keys(values)))
 				}
-			}
-			if len(named) == 0 {
-				t.Errorf("alert %s names no metric: %s", rule.Alert, rule.Expr)
 			}
 		}
 	}
-	if n == 0 {
-		t.Fatal("no alerting rule read")
+	for _, grp := range grouping.FindAllStringSubmatch(expr, -1) {
+		for _, l := range strings.Split(grp[1], ",") {
+			if l = strings.TrimSpace(l); l != "" && !slices.ContainsFunc(named, func(name string) bool { return s[name][l] != nil }) {
+				t.Errorf("%s groups by %s, a label none of %v has", where, l, named)
+			}
+		}
+	}
+	if len(named) == 0 {
+		t.Errorf("%s names no metric: %s", where, expr)
 	}
 }
