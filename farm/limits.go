@@ -220,21 +220,33 @@ func (s *Limiter) book(ctx context.Context, kv jetstream.KeyValue, n int) (time.
 		}
 		next := full.Add(time.Duration(n) * s.every)
 		val, _ := json.Marshal(booking{Full: next.UnixNano(), PerMinute: s.spec.PerMinute, Burst: s.spec.Burst, Unit: s.spec.Unit, Model: s.spec.Model})
-		if rev == 0 {
-			_, err = kv.Create(ctx, key, val)
-		} else {
-			_, err = kv.Update(ctx, key, val, rev)
-		}
-		switch {
+		switch err := putAt(ctx, kv, key, val, rev); {
 		case err == nil:
 			return at, nil
-		case errors.Is(err, jetstream.ErrKeyExists), errors.Is(err, jetstream.ErrKeyRevisionMismatch):
+		case lostRace(err):
 			continue // another process booked first
 		default:
 			return time.Time{}, fmt.Errorf("book under the shared rate limit %s: %w", key, err)
 		}
 	}
 	return time.Time{}, fmt.Errorf("book under the shared rate limit %s: 100 other bookings came first", key)
+}
+
+// putAt writes val under key if the key is still at revision rev (0: it
+// does not exist): a compare-and-set.
+func putAt(ctx context.Context, kv jetstream.KeyValue, key string, val []byte, rev uint64) error {
+	var err error
+	if rev == 0 {
+		_, err = kv.Create(ctx, key, val)
+	} else {
+		_, err = kv.Update(ctx, key, val, rev)
+	}
+	return err
+}
+
+// lostRace says putAt failed because another process wrote the key first.
+func lostRace(err error) bool {
+	return errors.Is(err, jetstream.ErrKeyExists) || errors.Is(err, jetstream.ErrKeyRevisionMismatch)
 }
 
 // LimitStatus is one shared rate limit as the farm holds it.

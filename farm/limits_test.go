@@ -39,14 +39,9 @@ func waitAll(t *testing.T, ctx context.Context, n int, limiters ...*Limiter) tim
 // would: the farm books them one after the other. Each on its own would
 // space its own 5 only (400 ms).
 func TestWorkersShareARateLimit(t *testing.T) {
-	r := startAttackRig(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	core, logs := observer.New(zapcore.WarnLevel)
+	r, ctx, limits, logs := workersLimits(t)
 	var limiters []*Limiter
-	for _, wq := range r.workerQueues {
-		l := NewLimits(zap.New(core))
-		l.Bind(ctx, wq)
+	for _, l := range limits {
 		limiters = append(limiters, l.Limiter(LimitSpec{Key: "rpm-shared", Model: "m", Unit: "calls", PerMinute: 600, Burst: 1}))
 	}
 	if took := waitAll(t, ctx, 5, limiters...); took < 850*time.Millisecond {

@@ -203,12 +203,7 @@ func (s *Slots) count(ctx context.Context, kv jetstream.KeyValue, delta int) (ok
 		if err != nil {
 			return false, fmt.Errorf("calls in flight under %s: %w", key, err)
 		}
-		if rev == 0 {
-			_, err = kv.Create(ctx, key, val)
-		} else {
-			_, err = kv.Update(ctx, key, val, rev)
-		}
-		switch {
+		switch err := putAt(ctx, kv, key, val, rev); {
 		case err == nil:
 			s.held = held
 			if held > 0 && !s.renewing {
@@ -216,7 +211,7 @@ func (s *Slots) count(ctx context.Context, kv jetstream.KeyValue, delta int) (ok
 				go s.renew()
 			}
 			return true, nil
-		case errors.Is(err, jetstream.ErrKeyExists), errors.Is(err, jetstream.ErrKeyRevisionMismatch):
+		case lostRace(err):
 			// Another process counted first. A call that lost to ten
 			// looks again later, as if every slot were taken: many
 			// processes after the slot one call freed are no failure of

@@ -47,14 +47,9 @@ func holdAll(t *testing.T, ctx context.Context, n int, hold time.Duration, slots
 // Two workers with a farm_max_concurrency of 3 on one model have at most
 // 3 calls in flight between them, not 3 each, and all 12 calls go.
 func TestWorkersShareCallsInFlight(t *testing.T) {
-	r := startAttackRig(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	core, logs := observer.New(zapcore.WarnLevel)
+	r, ctx, limits, logs := workersLimits(t)
 	var slots []*Slots
-	for _, wq := range r.workerQueues {
-		l := NewLimits(zap.New(core))
-		l.Bind(ctx, wq)
+	for _, l := range limits {
 		slots = append(slots, l.Slots(SlotSpec{Key: "conc-shared", Model: "m", Max: 3}))
 	}
 	if most := holdAll(t, ctx, 6, 100*time.Millisecond, slots...); most > 3 || most < 2 {
@@ -75,14 +70,10 @@ func TestWorkersShareCallsInFlight(t *testing.T) {
 // The farm's status and metrics show the calls in flight, and a call
 // beyond the bound waits until one ends.
 func TestTheStatusShowsTheCallsInFlight(t *testing.T) {
-	r := startAttackRig(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
+	r, ctx, limits, _ := workersLimits(t)
 	var held []func()
 	var slots []*Slots
-	for i, wq := range r.workerQueues {
-		l := NewLimits(zaptest.NewLogger(t))
-		l.Bind(ctx, wq)
+	for i, l := range limits {
 		s := l.Slots(SlotSpec{Key: "conc-st", Model: "coder-7b", Max: 3})
 		slots = append(slots, s)
 		for range 2 - i {
@@ -179,4 +170,21 @@ func TestSlotsWithoutAFarmAreTheProcesss(t *testing.T) {
 	if most := holdAll(t, ctx, 5, 50*time.Millisecond, s); most != 2 {
 		t.Errorf("%d calls in flight at once under a bound of 2 without a farm, want 2", most)
 	}
+}
+
+// workersLimits are the limits of each of two workers of a farm, bound,
+// with the warnings they log, and a context for the test.
+func workersLimits(t *testing.T) (*attackRig, context.Context, []*Limits, *observer.ObservedLogs) {
+	t.Helper()
+	r := startAttackRig(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	core, logs := observer.New(zapcore.WarnLevel)
+	var limits []*Limits
+	for _, wq := range r.workerQueues {
+		l := NewLimits(zap.New(core))
+		l.Bind(ctx, wq)
+		limits = append(limits, l)
+	}
+	return r, ctx, limits, logs
 }

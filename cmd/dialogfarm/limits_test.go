@@ -29,27 +29,7 @@ func TestWorkersPoolsShareTheirModelsRPM(t *testing.T) {
 	member := pool.DefaultMemberConfig()
 	member.Name, member.BaseURL, member.Model, member.RPM = "coder", llm.URL, "coder-7b", 300
 	member.Stream = false
-	pools := workersPools(t, ctx, member)
-	var wg sync.WaitGroup
-	for _, p := range pools {
-		for i := range 4 {
-			wg.Go(func() {
-				msgs := []dialog.Message{{Role: "user", Content: "question " + string(rune('a'+i))}}
-				if _, err := p.Members()[0].Complete(ctx, msgs); err != nil {
-					t.Error(err)
-				}
-			})
-		}
-	}
-	wg.Wait()
-	var arrived []time.Time
-	for _, r := range llm.Requests() {
-		arrived = append(arrived, r.At)
-	}
-	if len(arrived) != 8 {
-		t.Fatalf("the model got %d calls, want 8", len(arrived))
-	}
-	slices.SortFunc(arrived, func(a, b time.Time) int { return a.Compare(b) })
+	arrived := callFromTwoWorkers(t, ctx, llm, member)
 	if span := arrived[7].Sub(arrived[0]); span < 1300*time.Millisecond {
 		t.Errorf("8 calls from two workers under one limit of 300 a minute spanned %v, want 1.4 s less a little", span)
 	}
@@ -66,6 +46,31 @@ func TestWorkersPoolsShareTheirModelsCallsInFlight(t *testing.T) {
 	member := pool.DefaultMemberConfig()
 	member.Name, member.BaseURL, member.Model, member.FarmMaxConcurrency = "coder", llm.URL, "coder-7b", 2
 	member.Stream = false
+	arrived := callFromTwoWorkers(t, ctx, llm, member)
+	for i := 2; i < len(arrived); i++ {
+		if gap := arrived[i].Sub(arrived[i-2]); gap < 290*time.Millisecond {
+			t.Errorf("calls %d to %d arrived within %v: 3 in flight at once under a farm_max_concurrency of 2", i-1, i+1, gap)
+		}
+	}
+}
+
+// Without --nats (the embedded farm: one process) the models keep their
+// rpm on their own.
+func TestModelLimitsOnlyOnARemoteFarm(t *testing.T) {
+	a := &app{v: viper.New(), log: zaptest.NewLogger(t)}
+	fc, err := a.farmConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fc.Limits != nil || modelLimits(fc) != nil {
+		t.Error("shared limits without a remote farm")
+	}
+}
+
+// callFromTwoWorkers makes 4 calls at once from each of two workers'
+// pools with member alone, and returns when they reached llm, in order.
+func callFromTwoWorkers(t *testing.T, ctx context.Context, llm *llmtest.Server, member pool.MemberConfig) []time.Time {
+	t.Helper()
 	var wg sync.WaitGroup
 	for _, p := range workersPools(t, ctx, member) {
 		for i := range 4 {
@@ -86,24 +91,7 @@ func TestWorkersPoolsShareTheirModelsCallsInFlight(t *testing.T) {
 		t.Fatalf("the model got %d calls, want 8", len(arrived))
 	}
 	slices.SortFunc(arrived, func(a, b time.Time) int { return a.Compare(b) })
-	for i := 2; i < len(arrived); i++ {
-		if gap := arrived[i].Sub(arrived[i-2]); gap < 290*time.Millisecond {
-			t.Errorf("calls %d to %d arrived within %v: 3 in flight at once under a farm_max_concurrency of 2", i-1, i+1, gap)
-		}
-	}
-}
-
-// Without --nats (the embedded farm: one process) the models keep their
-// rpm on their own.
-func TestModelLimitsOnlyOnARemoteFarm(t *testing.T) {
-	a := &app{v: viper.New(), log: zaptest.NewLogger(t)}
-	fc, err := a.farmConfig()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if fc.Limits != nil || modelLimits(fc) != nil {
-		t.Error("shared limits without a remote farm")
-	}
+	return arrived
 }
 
 // workersPools are the pools of two workers of one farm, each with
