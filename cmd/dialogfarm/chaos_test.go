@@ -65,13 +65,14 @@ func TestChaosEditorRemoteWorkers(t *testing.T) {
 	})
 	cfgPath := twoCoderConfig(t, tmp, model.URL)
 	// Limits for coder-a, which the workers share through the farm: its
-	// calls book there across the kills (and fall back to each worker's
-	// own while the farm server is down).
+	// calls book there, and take slots of its farm_max_concurrency, across
+	// the kills (a killed worker's slots free after their lease; each
+	// worker keeps its own while the farm server is down).
 	yaml, err := os.ReadFile(cfgPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	yaml = []byte(strings.Replace(string(yaml), "model: coder-a}", "model: coder-a, rpm: 600, tpm: 2000000}", 1))
+	yaml = []byte(strings.Replace(string(yaml), "model: coder-a}", "model: coder-a, rpm: 600, tpm: 2000000, farm_max_concurrency: 3}", 1))
 	if err := os.WriteFile(cfgPath, yaml, 0o644); err != nil {
 		t.Fatal(err)
 	}
