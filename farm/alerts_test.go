@@ -108,15 +108,23 @@ func TestAlertRulesNameWhatTheFarmServes(t *testing.T) {
 	}
 }
 
-// farmServes is what dialogfarm serves: the metrics of a farm with a run,
-// a worker that drove it, a shared rate limit booked and a call in flight
+// farmServes is what dialogfarm serves: the metrics of a farm with a run
+// collecting, a run's late result, a worker that drove the first, a shared rate limit booked and a call in flight
 // under a farm_max_concurrency (farm serve's), and those of a worker and
 // a run's collector (a histogram's as the series Prometheus stores).
 func farmServes(t *testing.T) servedSeries {
 	t.Helper()
 	served := servedSeries{"up": {"job": {}, "instance": {}}}
 	r := startRig(t, t.TempDir(), DefaultQueueConfig())
-	if _, err := r.q.Enqueue(context.Background(), "run1", configs(2), 3, nil); err != nil {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if _, err := r.q.Enqueue(ctx, "run1", configs(2), 3, nil); err != nil {
+		t.Fatal(err)
+	}
+	// Its collector holds its outcomes on the farm until it has a third,
+	// never enqueued; a result of a run with no collector came late.
+	go r.q.Collect(ctx, CollectConfig{Run: "run1", Want: append(ids(configs(2)), "never"), Records: newMemRecords()}, zaptest.NewLogger(t)) //nolint:errcheck // ends with the test
+	if _, err := r.q.js.Publish(ctx, resultSubject("late1", "cfg-x", "UA"), []byte("{}")); err != nil {
 		t.Fatal(err)
 	}
 	stop := r.runWorker(t, WorkerConfig{ID: "w1", Slots: 1}, okDriver, zaptest.NewLogger(t))
@@ -134,12 +142,13 @@ func farmServes(t *testing.T) servedSeries {
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(200 * time.Millisecond) {
 		text := string(scrapeFarmMetrics(t, r.q.js))
 		if strings.Contains(text, "dialogfarm_farm_worker_dialogues_total{") && strings.Contains(text, "dialogfarm_farm_run_outcomes_waiting{") &&
-			strings.Contains(text, "dialogfarm_farm_rate_limit_wait_seconds{") && strings.Contains(text, "dialogfarm_farm_model_calls_in_flight{") {
+			strings.Contains(text, "dialogfarm_farm_rate_limit_wait_seconds{") && strings.Contains(text, "dialogfarm_farm_model_calls_in_flight{") &&
+			strings.Contains(text, "dialogfarm_farm_run_outcomes_late{") {
 			served.add(text)
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the farm's metrics never showed a worker, a run, a rate limit and calls in flight:\n%s", text)
+			t.Fatalf("the farm's metrics never showed a worker, a run collecting and one late, a rate limit and calls in flight:\n%s", text)
 		}
 	}
 	m := NewMetrics("w1")

@@ -236,7 +236,8 @@ func collectSources(run string) []collectSource {
 // forget takes a collected run's outcomes off the farm (its results, dead
 // letters and attempts are in the run folder now) and deletes its
 // collector's consumers: the farm's store would otherwise keep every run
-// it ever held. A result a redelivered job publishes later stays.
+// it ever held. A result a redelivered job publishes later stays, and the
+// farm's status tells it apart (RunStatus.Late).
 func (q *Queue) forget(ctx context.Context, run string, sources []collectSource, log *zap.Logger) {
 	for _, src := range sources {
 		err := q.js.DeleteConsumer(ctx, src.stream, src.consumer)

@@ -25,7 +25,7 @@ func StatusHandler(js jetstream.JetStream) http.Handler {
 type statusCollector struct {
 	js                                     jetstream.JetStream
 	jobs, redelivered, outcomes            *prometheus.Desc
-	runJobs, runOutcomes                   *prometheus.Desc
+	runJobs, runOutcomes, runLate          *prometheus.Desc
 	workers, sims                          *prometheus.Desc
 	wDialogues, wSims, wBusy, wCores, wRSS *prometheus.Desc
 	wAge, limitWait, limitTaken            *prometheus.Desc
@@ -42,9 +42,11 @@ func newStatusCollector(js jetstream.JetStream) *statusCollector {
 		redelivered: d("dialogfarm_farm_jobs_redelivered", "Jobs in flight that were delivered before."),
 		outcomes:    d("dialogfarm_farm_outcomes_waiting", "Configs whose outcome (result or dead letter) the farm holds: a run's stay until it has collected them all and forgets them.", "kind"),
 		runJobs:     d("dialogfarm_farm_run_jobs", "A run's jobs on the farm, waiting or in flight.", "run"),
-		runOutcomes: d("dialogfarm_farm_run_outcomes_waiting", "A run's configs whose outcome (result or dead letter) the farm holds.", "run", "kind"),
-		workers:     d("dialogfarm_farm_workers", "Workers by their last health report: healthy (within 15 s), paused (reporting, but pulling no job for a while after too many failures in a row) or silent.", "state"),
-		sims:        d("dialogfarm_farm_simulators", "Simulators of the workers that report: busy, or idle (of the healthy ones).", "state"),
+		runOutcomes: d("dialogfarm_farm_run_outcomes_waiting", "A run's configs whose outcome (result or dead letter) the farm holds for its collector.", "run", "kind"),
+		runLate: d("dialogfarm_farm_run_outcomes_late",
+			"A run's configs whose outcome came after its collector was gone (the run was collected or forgotten): kept 30 days, unless the run starts again or farm forget takes them off.", "run", "kind"),
+		workers: d("dialogfarm_farm_workers", "Workers by their last health report: healthy (within 15 s), paused (reporting, but pulling no job for a while after too many failures in a row) or silent.", "state"),
+		sims:    d("dialogfarm_farm_simulators", "Simulators of the workers that report: busy, or idle (of the healthy ones).", "state"),
 		wDialogues: d("dialogfarm_farm_worker_dialogues_total", "A worker's dialogues since it started, by outcome: ok, failed, retried, refused (its recipe differs from the run's).",
 			append(worker, "status")...),
 		wSims:  d("dialogfarm_farm_worker_simulators", "A worker's simulator slots.", worker...),
@@ -64,7 +66,7 @@ func newStatusCollector(js jetstream.JetStream) *statusCollector {
 }
 
 func (c *statusCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.jobs, c.redelivered, c.outcomes, c.runJobs, c.runOutcomes, c.workers, c.sims, c.wDialogues, c.wSims, c.wBusy, c.wCores, c.wRSS, c.wAge, c.limitWait, c.limitTaken, c.slotsInFlight, c.slotsMax} {
+	for _, d := range []*prometheus.Desc{c.jobs, c.redelivered, c.outcomes, c.runJobs, c.runOutcomes, c.runLate, c.workers, c.sims, c.wDialogues, c.wSims, c.wBusy, c.wCores, c.wRSS, c.wAge, c.limitWait, c.limitTaken, c.slotsInFlight, c.slotsMax} {
 		ch <- d
 	}
 }
@@ -97,8 +99,12 @@ func (c *statusCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	for _, r := range st.Runs {
 		gauge(c.runJobs, float64(r.Jobs), r.Run)
-		gauge(c.runOutcomes, float64(r.Results), r.Run, "results")
-		gauge(c.runOutcomes, float64(r.Dead), r.Run, "dead")
+		outcomes := c.runOutcomes
+		if r.Late {
+			outcomes = c.runLate
+		}
+		gauge(outcomes, float64(r.Results), r.Run, "results")
+		gauge(outcomes, float64(r.Dead), r.Run, "dead")
 	}
 	now := time.Now()
 	var healthy, paused, silent, busy, idle int

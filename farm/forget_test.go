@@ -3,6 +3,7 @@ package farm
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -87,5 +88,70 @@ func TestForgetTakesARunOffTheFarm(t *testing.T) {
 	prog, _, _ := collectOnce(t, r.q, "stopped", stopped)
 	if prog.OK != 4 {
 		t.Errorf("the forgotten run resumed: %+v", prog)
+	}
+}
+
+// Outcomes that come after a run was collected (a redelivered job's second
+// result) are told apart from those of a run whose coordinator stopped:
+// the status calls them late, the metrics count them apart, so the alert
+// on runs nobody collects does not fire for them.
+func TestLateOutcomesAreToldApart(t *testing.T) {
+	r := startRig(t, t.TempDir(), DefaultQueueConfig())
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	log := zaptest.NewLogger(t)
+	done, stopped := []dialog.ChatConfig{{ID: "d-a"}, {ID: "d-b"}}, []dialog.ChatConfig{{ID: "s-a"}}
+	for run, cs := range map[string][]dialog.ChatConfig{"done": done, "stopped": stopped} {
+		if _, err := r.q.Enqueue(ctx, run, cs, 3, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stop := r.runWorker(t, WorkerConfig{ID: "w", Slots: 2}, okDriver, log)
+	defer stop()
+	if prog, err := r.q.Collect(ctx, CollectConfig{Run: "done", Want: ids(done), Records: newMemRecords()}, log); err != nil || prog.OK != 2 {
+		t.Fatalf("collect run done: %+v, %v", prog, err)
+	}
+	// Run stopped's coordinator stops before its last config: its
+	// collector stays on the farm, and so does its result.
+	sctx, scancel := context.WithTimeout(ctx, 3*time.Second)
+	_, _ = r.q.Collect(sctx, CollectConfig{Run: "stopped", Want: append(ids(stopped), "s-never"), Records: newMemRecords()}, log)
+	scancel()
+	if _, err := r.q.js.Publish(ctx, resultSubject("done", "d-a", "UA"), []byte("{}")); err != nil {
+		t.Fatal(err)
+	}
+	st, err := ReadStatus(ctx, r.q.js, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	late := map[string]bool{}
+	for _, rs := range st.Runs {
+		if rs.Results != 1 {
+			t.Errorf("run %s: %d results, want 1", rs.Run, rs.Results)
+		}
+		late[rs.Run] = rs.Late
+	}
+	if len(late) != 2 || !late["done"] || late["stopped"] {
+		t.Errorf("late runs %v, want done only", late)
+	}
+	text := st.Text(time.Now())
+	for _, want := range []string{
+		"run done: 0 jobs waiting or in flight; 1 results and 0 dead letters came after it was collected or forgotten",
+		"run stopped: 0 jobs waiting or in flight; 1 results and 0 dead letters not collected yet",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("status lacks %q:\n%s", want, text)
+		}
+	}
+	body := string(scrapeFarmMetrics(t, r.q.js))
+	for _, want := range []string{
+		`dialogfarm_farm_run_outcomes_late{kind="results",run="done"} 1`,
+		`dialogfarm_farm_run_outcomes_waiting{kind="results",run="stopped"} 1`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("metrics lack %s:\n%s", want, body)
+		}
+	}
+	if strings.Contains(body, `dialogfarm_farm_run_outcomes_waiting{kind="results",run="done"}`) {
+		t.Errorf("run done's late result counts as waiting for its collector:\n%s", body)
 	}
 }

@@ -162,6 +162,12 @@ type RunStatus struct {
 	Jobs    uint64 `json:"jobs"`
 	Results uint64 `json:"results"`
 	Dead    uint64 `json:"dead"`
+	// Late says the run has no job on the farm and its collector is gone
+	// (it collected the run, farm forget took the run off, or it stopped
+	// a week ago): its outcomes came after (a redelivered job's second
+	// result, a dialogue that was in progress), and nobody collects them
+	// unless the run starts again (the whole farm's status only).
+	Late bool `json:"late,omitempty"`
 }
 
 // ReadStatus reads the queue's counters and the workers' health; with run
@@ -227,6 +233,16 @@ func readStatus(ctx context.Context, js jetstream.JetStream, run string) (Status
 		return st, err
 	}
 	for _, r := range runs {
+		if run == "" && r.Jobs == 0 && r.Results+r.Dead > 0 {
+			src := collectSources(r.Run)[0]
+			_, err := js.Consumer(ctx, src.stream, src.consumer)
+			switch {
+			case errors.Is(err, jetstream.ErrConsumerNotFound):
+				r.Late = true
+			case err != nil:
+				return st, fmt.Errorf("the collector of run %s: %w", r.Run, err)
+			}
+		}
 		st.Runs = append(st.Runs, *r)
 	}
 	sort.Slice(st.Runs, func(i, j int) bool {
@@ -311,6 +327,10 @@ func (st Status) Text(now time.Time) string {
 	fmt.Fprintf(&b, "queue: %d queued, %d in flight, %d redelivered; %d results, %d dead letters\n",
 		st.Queued, st.InFlight, st.Redeliver, st.Results, st.Dead)
 	for _, r := range st.Runs {
+		if r.Late {
+			fmt.Fprintf(&b, "run %s: %d jobs waiting or in flight; %d results and %d dead letters came after it was collected or forgotten (kept 30 days: farm forget takes them off, run in its folder again takes those it lacks)\n", r.Run, r.Jobs, r.Results, r.Dead)
+			continue
+		}
 		fmt.Fprintf(&b, "run %s: %d jobs waiting or in flight; %d results and %d dead letters not collected yet\n", r.Run, r.Jobs, r.Results, r.Dead)
 	}
 	for _, l := range st.Limits {
