@@ -93,6 +93,22 @@ func addToolFlags(cmd *cobra.Command) {
 	cmd.Flags().String("chromium", "/usr/bin/chromium", "Chromium binary (never downloaded)")
 	cmd.Flags().Var(&backendFlag{b: browser.BackendRod}, "browser", "library that drives Chromium: rod or chromedp")
 	cmd.Flags().Bool("browser-jit", false, "let Chromium's V8 optimise hot scripts (Maglev, TurboFan), for a plugin whose webview runs heavy scripts; off, a window costs less CPU")
+	cmd.Flags().Var(&jsFlagsFlag{}, "browser-js-flags", "more V8 switches for Chromium's renderers, after dialogfarm's own, separated by spaces (e.g. \"--bytecode-old-age=2 --flush-baseline-code\": less memory per window for more CPU; see docs/farm.md, Memory per window)")
+}
+
+// jsFlagsFlag is --browser-js-flags: V8 switches, checked when they are
+// set.
+type jsFlagsFlag struct{ s string }
+
+func (f *jsFlagsFlag) String() string { return f.s }
+func (f *jsFlagsFlag) Type() string   { return "list" }
+
+func (f *jsFlagsFlag) Set(s string) error {
+	if _, err := browser.ParseJSFlags(s); err != nil {
+		return err
+	}
+	f.s = s
+	return nil
 }
 
 // backendFlag is --browser: a backend name, checked when it is set (from
@@ -145,5 +161,7 @@ func (a *app) browserConfig() browser.Config {
 	// --browser was checked when it was set.
 	cfg.Backend = browser.Backend(a.v.GetString("browser"))
 	cfg.OptimizingJIT = a.v.GetBool("browser-jit")
+	// --browser-js-flags was checked when it was set.
+	cfg.JSFlags, _ = browser.ParseJSFlags(a.v.GetString("browser-js-flags"))
 	return cfg
 }

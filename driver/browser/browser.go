@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 
@@ -58,6 +59,9 @@ type Config struct {
 	// heavy scripts of its own (say, re-rendering Markdown for every
 	// streamed chunk) may need it on.
 	OptimizingJIT bool
+	// JSFlags are more V8 switches for the renderers, after dialogfarm's
+	// own (where both set one, these win); see ParseJSFlags.
+	JSFlags []string
 }
 
 // DefaultConfig uses Debian's chromium package, driven with go-rod,
@@ -105,6 +109,21 @@ func ParseBackend(s string) (Backend, error) {
 		return b, nil
 	}
 	return "", fmt.Errorf("unknown browser backend %q (use %s or %s)", s, BackendRod, BackendChromedp)
+}
+
+// jsFlag is one V8 switch as --js-flags takes it: no space or quote.
+var jsFlag = regexp.MustCompile(`^--[a-z0-9][a-z0-9_-]*(=[^\s"'\\]+)?$`)
+
+// ParseJSFlags reads V8 switches separated by spaces (for JSFlags), each
+// --name or --name=value.
+func ParseJSFlags(s string) ([]string, error) {
+	fs := strings.Fields(s)
+	for _, f := range fs {
+		if !jsFlag.MatchString(f) {
+			return nil, fmt.Errorf("V8 switch %q: want --name or --name=value, separated by spaces", f)
+		}
+	}
+	return fs, nil
 }
 
 // browser is a Chromium process as the driver uses it, whichever library

@@ -129,17 +129,19 @@ func TestWindowsShareRenderers(t *testing.T) {
 		limit, windows, min, max, heapMiB int
 		jit                               bool
 		backend                           Backend
+		jsFlags                           []string
 	}{
 		{limit: 0, windows: 3, min: 3, max: 99, backend: BackendRod},
 		{limit: 1, windows: 3, min: 1, max: 1, heapMiB: 768, jit: true, backend: BackendRod},
-		{limit: 2, windows: 4, min: 2, max: 2, backend: BackendRod},
-		{limit: 2, windows: 4, min: 2, max: 2, backend: BackendChromedp},
+		{limit: 2, windows: 4, min: 2, max: 2, backend: BackendRod, jsFlags: []string{"--bytecode-old-age=2", "--flush-baseline-code"}},
+		{limit: 2, windows: 4, min: 2, max: 2, backend: BackendChromedp, jsFlags: []string{"--bytecode-old-age=3"}},
 	} {
 		t.Run(fmt.Sprintf("limit=%d/%s", c.limit, c.backend), func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
 			cfg := DefaultConfig()
 			cfg.Dir, cfg.RendererProcesses, cfg.RendererHeapMiB, cfg.OptimizingJIT, cfg.Backend = t.TempDir(), c.limit, c.heapMiB, c.jit, c.backend
+			cfg.JSFlags = c.jsFlags
 			wantHeap := [2]float64{260, 290}
 			if c.heapMiB > 0 {
 				wantHeap = [2]float64{float64(c.heapMiB), float64(c.heapMiB) * 1.2}
@@ -205,6 +207,11 @@ func TestWindowsShareRenderers(t *testing.T) {
 						t.Errorf("OptimizingJIT %v, yet the renderer's %s is %v: %s", c.jit, f, strings.Contains(cmdline, f), cmdline[:min(len(cmdline), 300)])
 					}
 				}
+				for _, f := range c.jsFlags {
+					if !strings.Contains(cmdline, " "+f) {
+						t.Errorf("the renderer's V8 switches lack JSFlags' %s: %s", f, cmdline[:min(len(cmdline), 400)])
+					}
+				}
 			}); n < c.min || n > c.max {
 				t.Errorf("%d renderer processes for %d windows with RendererProcesses %d, want %d to %d", n, c.windows, c.limit, c.min, c.max)
 			}
@@ -215,6 +222,23 @@ func TestWindowsShareRenderers(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// V8 switches are --name or --name=value, separated by spaces; nothing
+// else gets to the renderers' command line.
+func TestParseJSFlags(t *testing.T) {
+	got, err := ParseJSFlags("  --bytecode-old-age=2   --flush-baseline-code ")
+	if err != nil || !slices.Equal(got, []string{"--bytecode-old-age=2", "--flush-baseline-code"}) {
+		t.Errorf("ParseJSFlags = %q, %v", got, err)
+	}
+	if got, err := ParseJSFlags(""); err != nil || len(got) != 0 {
+		t.Errorf("ParseJSFlags(\"\") = %q, %v, want none", got, err)
+	}
+	for _, bad := range []string{"bytecode-old-age=2", "--a --b=\"x\"", "-x", "--flag=a'b", "--=1"} {
+		if _, err := ParseJSFlags(bad); err == nil {
+			t.Errorf("ParseJSFlags(%q) passed", bad)
+		}
 	}
 }
 

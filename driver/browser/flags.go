@@ -3,6 +3,7 @@ package browser
 import (
 	"fmt"
 	"strconv"
+	"strings"
 )
 
 // chromiumFlag is one Chromium command-line switch; an empty Value is a bare
@@ -104,7 +105,7 @@ func chromiumFlags(cfg Config) []chromiumFlag {
 }
 
 // jsFlags are V8's switches (see chromiumFlags), with the heap limit when
-// the config sets one.
+// the config sets one, and the config's own last.
 func jsFlags(cfg Config) string {
 	f := "--no-memory-reducer --no-optimize-for-size --heap-growing-percent=200"
 	if !cfg.OptimizingJIT {
@@ -112,6 +113,9 @@ func jsFlags(cfg Config) string {
 	}
 	if cfg.RendererHeapMiB > 0 {
 		f += " --max-old-space-size=" + strconv.Itoa(cfg.RendererHeapMiB)
+	}
+	if len(cfg.JSFlags) > 0 {
+		f += " " + strings.Join(cfg.JSFlags, " ")
 	}
 	return f
 }
