@@ -130,6 +130,12 @@ func TestBrowserFlag(t *testing.T) {
 			t.Errorf("-browser %q accepted", bad)
 		}
 	}
+	if o, err := parseFlags([]string{"-browser-js-flags", "--bytecode-old-age=2 --flush-baseline-code"}, io.Discard); err != nil || len(o.JSFlags) != 2 {
+		t.Errorf("-browser-js-flags: %q, %v", o.JSFlags, err)
+	}
+	if _, err := parseFlags([]string{"-browser-js-flags", "bytecode-old-age=2"}, io.Discard); err == nil || !strings.Contains(err.Error(), "-browser-js-flags") {
+		t.Errorf("-browser-js-flags without its dashes: %v", err)
+	}
 }
 
 func TestSideBySide(t *testing.T) {

@@ -96,6 +96,9 @@ type options struct {
 	// Renderers is the renderer processes the windows share in the
 	// throughput levels (-1: the driver's default).
 	Renderers int
+	// JSFlags are more V8 switches for the renderers in the throughput
+	// levels (as dialogfarm's --browser-js-flags).
+	JSFlags []string
 	// StartSpacing, when not negative, is the driver's StartSpacing in
 	// the throughput levels.
 	StartSpacing time.Duration
@@ -147,6 +150,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.DurationVar(&o.StartupSettle, "startup-settle", 0, "with -startup: leave each window this long after its first dialogue, counted in its start (the workbench's deferred start-up work), and then all windows as long again at the end, to take their idle cost off")
 	fs.StringVar(&o.StartupAlt, "startup-alt", "", "a variant for -startup to alternate with the defaults: JSON {name, settings (user settings over the defaults), chromium (browser binary), code_server (its launcher), renderer_processes}")
 	browsers := fs.String("browser", string(browser.BackendRod), "browser backends to measure, comma-separated: rod, chromedp")
+	jsFlags := fs.String("browser-js-flags", "", "more V8 switches for Chromium's renderers in the throughput levels, as dialogfarm's --browser-js-flags")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -155,6 +159,10 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	}
 	if *summary != "" {
 		o.Summary = strings.Split(*summary, ",")
+	}
+	var err error
+	if o.JSFlags, err = browser.ParseJSFlags(*jsFlags); err != nil {
+		return o, fmt.Errorf("-browser-js-flags: %w", err)
 	}
 	for _, f := range strings.Split(*sessions, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))

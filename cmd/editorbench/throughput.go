@@ -54,6 +54,7 @@ func (b *bench) runLevel(ctx context.Context, out string, n int, cfgs []dialog.C
 	rc := driver.DefaultRunConfig(b.root, out)
 	resp.Reader = adapter.Set(rc.Adapters)
 	rc.Sessions, rc.PluginVersion, rc.Browser.Backend, rc.Isolation = n, b.plugin, b.backend, b.opts.Isolation
+	rc.Browser.JSFlags = b.opts.JSFlags
 	if b.opts.Renderers >= 0 {
 		rc.Browser.RendererProcesses, rc.Browser.WindowsPerRenderer = b.opts.Renderers, 0
 	}
