@@ -93,7 +93,7 @@ func addToolFlags(cmd *cobra.Command) {
 	cmd.Flags().String("chromium", "/usr/bin/chromium", "Chromium binary (never downloaded)")
 	cmd.Flags().Var(&backendFlag{b: browser.BackendRod}, "browser", "library that drives Chromium: rod or chromedp")
 	cmd.Flags().Bool("browser-jit", false, "let Chromium's V8 optimise hot scripts (Maglev, TurboFan), for a plugin whose webview runs heavy scripts; off, a window costs less CPU")
-	cmd.Flags().Var(&jsFlagsFlag{}, "browser-js-flags", "more V8 switches for Chromium's renderers, after dialogfarm's own, separated by spaces (e.g. \"--bytecode-old-age=2 --flush-baseline-code\": less memory per window for more CPU; see docs/farm.md, Memory per window)")
+	cmd.Flags().Var(&jsFlagsFlag{}, "browser-js-flags", "more V8 switches for Chromium's renderers, after dialogfarm's own, separated by spaces (e.g. \"--bytecode-old-age=2 --flush-baseline-code\": less memory per short-lived window for more CPU; see docs/farm.md, Memory per window)")
 }
 
 // jsFlagsFlag is --browser-js-flags: V8 switches, checked when they are
