@@ -53,6 +53,7 @@ type Limits struct {
 	conn   *nats.Conn
 	down   time.Time // of the last failed booking
 	warned bool
+	slots  map[string]*Slots // by key: one count per process (Slots)
 }
 
 // Timeouts of the shared limits: a booking's round trips, and how long

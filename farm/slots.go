@@ -83,10 +83,23 @@ func (f *inFlight) live(now time.Time, self string) int {
 	return n
 }
 
-// Slots is the bound spec across the farm.
+// Slots is the bound spec across the farm. Every member of the process
+// that calls under spec's key (a pool member and the judge on the same
+// model and key, the pools of two stages) gets the same Slots, as the
+// farm keeps one count per process and key; the first spec's Max holds.
 func (l *Limits) Slots(spec SlotSpec) *Slots {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if s, ok := l.slots[spec.Key]; ok {
+		return s
+	}
 	spec.Max = max(spec.Max, 1)
-	return &Slots{limits: l, spec: spec, local: make(chan struct{}, spec.Max)}
+	s := &Slots{limits: l, spec: spec, local: make(chan struct{}, spec.Max)}
+	if l.slots == nil {
+		l.slots = map[string]*Slots{}
+	}
+	l.slots[spec.Key] = s
+	return s
 }
 
 // Acquire returns when one more call may go, with the function that ends

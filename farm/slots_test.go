@@ -188,3 +188,27 @@ func workersLimits(t *testing.T) (*attackRig, context.Context, []*Limits, *obser
 	}
 	return r, ctx, limits, logs
 }
+
+// Two members of one process that call under the same key (a pool member
+// and the judge on one model and key) count their calls together: the
+// farm holds one count per process and key.
+func TestMembersOfAProcessShareItsCount(t *testing.T) {
+	r, ctx, limits, _ := workersLimits(t)
+	spec := SlotSpec{Key: "conc-two", Model: "m", Max: 4}
+	a, b := limits[0].Slots(spec), limits[0].Slots(spec)
+	for _, s := range []*Slots{a, b} {
+		release, err := s.Acquire(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer release()
+	}
+	st, err := ReadStatus(ctx, r.cjs, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := SlotStatus{Limit: "conc-two", Model: "m", Max: 4, InFlight: 2, Processes: 1}
+	if len(st.Slots) != 1 || st.Slots[0] != want {
+		t.Errorf("status %+v, want %+v", st.Slots, want)
+	}
+}
