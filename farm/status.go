@@ -327,11 +327,11 @@ func (st Status) Text(now time.Time) string {
 	fmt.Fprintf(&b, "queue: %d queued, %d in flight, %d redelivered; %d results, %d dead letters\n",
 		st.Queued, st.InFlight, st.Redeliver, st.Results, st.Dead)
 	for _, r := range st.Runs {
+		outcomes := "not collected yet"
 		if r.Late {
-			fmt.Fprintf(&b, "run %s: %d jobs waiting or in flight; %d results and %d dead letters came after it was collected or forgotten (kept 30 days: farm forget takes them off, run in its folder again takes those it lacks)\n", r.Run, r.Jobs, r.Results, r.Dead)
-			continue
+			outcomes = "came after it was collected or forgotten (kept 30 days: farm forget takes them off, run in its folder again takes those it lacks)"
 		}
-		fmt.Fprintf(&b, "run %s: %d jobs waiting or in flight; %d results and %d dead letters not collected yet\n", r.Run, r.Jobs, r.Results, r.Dead)
+		fmt.Fprintf(&b, "run %s: %d jobs waiting or in flight; %d results and %d dead letters %s\n", r.Run, r.Jobs, r.Results, r.Dead, outcomes)
 	}
 	for _, l := range st.Limits {
 		fmt.Fprintf(&b, "rate limit of model %s: %d %s a minute across the farm, %d at once; %d taken now",
