@@ -65,12 +65,11 @@ func TestDashboard(t *testing.T) {
 		if len(p.Targets) == 0 {
 			t.Errorf("%s queries nothing", where)
 		}
-		for _, q := range append([]struct{ Type, UID string }{p.Datasource}, func() (ds []struct{ Type, UID string }) {
-			for _, tg := range p.Targets {
-				ds = append(ds, tg.Datasource)
-			}
-			return ds
-		}()...) {
+		ds := []struct{ Type, UID string }{p.Datasource}
+		for _, tg := range p.Targets {
+			ds = append(ds, tg.Datasource)
+		}
+		for _, q := range ds {
 			if q.Type != "prometheus" || q.UID != "${datasource}" {
 				t.Errorf("%s: data source %+v, want the variable's", where, q)
 			}
