@@ -240,6 +240,10 @@ func endToEnd(t *testing.T, backend browser.Backend) {
 		editorOnly(t)
 		checkNoFileIsHighlighted(t, ctx, r)
 	})
+	t.Run("a file changed on disk is seen", func(t *testing.T) {
+		editorOnly(t)
+		checkFileChangesAreSeen(t, ctx, r)
+	})
 	t.Run("the workbench's log is read from its window", func(t *testing.T) {
 		editorOnly(t)
 		checkWorkbenchLog(t, ctx, r)

