@@ -11,9 +11,6 @@ import (
 	"dialogfarm/internal/procstat"
 )
 
-// The checks of what make setup's patches to code-server
-// (scripts/patch-code-server.sh) change, on TestEndToEnd's editor.
-
 // checkFileChangesAreSeen drives, on r (TestEndToEnd's editor), a config
 // on a file three folders deep in a workspace of its own, then changes
 // that file on disk as another program would: the editor left open must

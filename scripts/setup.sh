@@ -76,8 +76,8 @@ fi
 bash "$ROOT/scripts/patch-code-server.sh" "$CS_DIR" "$NODE_HOME/bin/node"
 
 # The wrapper the driver runs: code-server under Node 24. code-server forks
-# its server, and the server each window's extension host and file watcher,
-# with this node's flags, so a V8 flag here reaches them all.
+# its server, and the server each window's extension host (and, unpatched,
+# file watcher), with this node's flags, so a V8 flag here reaches them all.
 # --max-semi-space-size=1 (MiB; Node's default is 16) keeps V8's young
 # generation small in processes that mostly wait: at 4 standing windows
 # (editorbench -standing, 10 s model, 4 alternated pairs, load 1.0-1.9)
