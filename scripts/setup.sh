@@ -103,13 +103,10 @@ bash "$ROOT/scripts/patch-code-server.sh" "$CS_DIR" "$NODE_HOME/bin/node"
 # code-server main at 2.30 CPU-s against 1.74 for the first window and
 # 0.65-0.70 against 0.51-0.55 for the others, an extension host at
 # 0.76-0.85 against 0.63-0.68; so it is not set.
-# --require orphan-exit.cjs: every node process of code-server's tree
-# exits once its parent has died (see the script).
-cp "$ROOT/scripts/orphan-exit.cjs" "$TOOLS/orphan-exit.cjs"
 cat >"$TOOLS/code-server.sh" <<WRAP
 #!/usr/bin/env bash
 export MALLOC_ARENA_MAX=2
-exec "$NODE_HOME/bin/node" --max-semi-space-size=1 --require "$TOOLS/orphan-exit.cjs" "$CS_DIR/node_modules/code-server/out/node/entry.js" "\$@"
+exec "$NODE_HOME/bin/node" --max-semi-space-size=1 "$CS_DIR/node_modules/code-server/out/node/entry.js" "\$@"
 WRAP
 chmod +x "$TOOLS/code-server.sh"
 
