@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest"
@@ -89,14 +90,7 @@ func TestTheStatusShowsTheCallsInFlight(t *testing.T) {
 	if _, err := slots[1].Acquire(wctx); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("a fourth call under a bound of 3 did not wait: %v", err)
 	}
-	st, err := ReadStatus(ctx, r.cjs, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := SlotStatus{Limit: "conc-st", Model: "coder-7b", Max: 3, InFlight: 3, Processes: 2}
-	if len(st.Slots) != 1 || st.Slots[0] != want {
-		t.Errorf("status %+v, want %+v", st.Slots, want)
-	}
+	st := checkOneSlot(t, ctx, r.cjs, SlotStatus{Limit: "conc-st", Model: "coder-7b", Max: 3, InFlight: 3, Processes: 2})
 	if text := st.Text(time.Now()); !strings.Contains(text, "calls in flight to model coder-7b: 3 of at most 3 across the farm, from 2 processes\n") {
 		t.Errorf("status text lacks the calls in flight:\n%s", text)
 	}
@@ -203,12 +197,19 @@ func TestMembersOfAProcessShareItsCount(t *testing.T) {
 		}
 		defer release()
 	}
-	st, err := ReadStatus(ctx, r.cjs, "")
+	checkOneSlot(t, ctx, r.cjs, SlotStatus{Limit: "conc-two", Model: "m", Max: 4, InFlight: 2, Processes: 1})
+}
+
+// checkOneSlot reads the farm's status and checks that it shows one bound
+// on calls in flight, want; it returns the status.
+func checkOneSlot(t *testing.T, ctx context.Context, js jetstream.JetStream, want SlotStatus) Status {
+	t.Helper()
+	st, err := ReadStatus(ctx, js, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := SlotStatus{Limit: "conc-two", Model: "m", Max: 4, InFlight: 2, Processes: 1}
 	if len(st.Slots) != 1 || st.Slots[0] != want {
 		t.Errorf("status %+v, want %+v", st.Slots, want)
 	}
+	return st
 }
